@@ -1,0 +1,110 @@
+#pragma once
+/// \file status.hpp
+/// Errors as values. Every fallible library call returns a Status or a Result<T>;
+/// nothing throws across the public API and nothing exits.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace gpupeer {
+
+/// What kind of failure a Status describes. The CLI maps these to exit codes.
+enum class ErrorCode {
+  kOk,
+  kInvalidArgument,  ///< the caller passed something malformed (bad device, size, file)
+  kNotFound,         ///< a file, device or entry does not exist
+  kParse,            ///< input text could not be parsed
+  kUnsupported,      ///< the machine cannot do this (no P2P, no GPU): not a failure of gpupeer
+  kCuda,             ///< a CUDA runtime call failed
+  kNvml,             ///< an NVML call failed
+  kNccl,             ///< an NCCL call failed
+  kSystem,           ///< an OS call (open, read, dlopen) failed
+  kDataMismatch,     ///< data moved but arrived wrong
+  kTimeout,          ///< a bounded wait ran out
+  kInternal,         ///< a bug in gpupeer
+};
+
+/// Stable name of an ErrorCode ("invalid-argument", "cuda", ...), used in JSON.
+const char* errorCodeName(ErrorCode code);
+
+/// A failure with everything needed to act on it: what was called, on which devices,
+/// the API's own error name and text, where in gpupeer, and the KB entry that explains it.
+/// Cheap to move; copying is fine (errors are rare).
+class Status {
+ public:
+  Status() = default;  ///< success
+  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status ok() { return {}; }
+  bool isOk() const { return code_ == ErrorCode::kOk; }
+  ErrorCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+  // Context, added fluently at the failure site: Status(...).withCall("cudaMalloc").withDevice(0)
+  Status& withCall(std::string call) { call_ = std::move(call); return *this; }
+  Status& withDevice(int ordinal, std::string busId = {});
+  Status& withApiError(std::string name, std::string text) {
+    apiErrorName_ = std::move(name);
+    apiErrorText_ = std::move(text);
+    return *this;
+  }
+  Status& withLocation(const char* file, int line);
+  Status& withKbId(std::string id) { kbId_ = std::move(id); return *this; }
+
+  const std::string& call() const { return call_; }
+  const std::vector<int>& devices() const { return devices_; }
+  const std::vector<std::string>& busIds() const { return busIds_; }
+  const std::string& apiErrorName() const { return apiErrorName_; }
+  const std::string& apiErrorText() const { return apiErrorText_; }
+  const std::string& location() const { return location_; }
+  const std::string& kbId() const { return kbId_; }
+
+  /// One line for humans: "cuda: cudaDeviceEnablePeerAccess on device 0 (0000:18:00.0):
+  /// cudaErrorPeerAccessUnsupported (peer access is not supported ...) [kb: ...] at file:line".
+  std::string toString() const;
+
+ private:
+  ErrorCode code_ = ErrorCode::kOk;
+  std::string message_;
+  std::string call_;
+  std::vector<int> devices_;
+  std::vector<std::string> busIds_;
+  std::string apiErrorName_;
+  std::string apiErrorText_;
+  std::string location_;
+  std::string kbId_;
+};
+
+/// A value or the Status that explains why there is none.
+template <class T>
+class Result {
+ public:
+  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Status status) : data_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+
+  bool isOk() const { return std::holds_alternative<T>(data_); }
+  const T& value() const& { return std::get<T>(data_); }
+  T& value() & { return std::get<T>(data_); }
+  T&& value() && { return std::get<T>(std::move(data_)); }
+  /// The failure; Status::ok() when there is a value.
+  Status status() const { return isOk() ? Status::ok() : std::get<Status>(data_); }
+
+ private:
+  std::variant<T, Status> data_;
+};
+
+/// Builds a Status carrying this file and line.
+#define GPUPEER_ERROR(code, message) \
+  ::gpupeer::Status((code), (message)).withLocation(__FILE__, __LINE__)
+
+/// The one macro that passes errors up.
+#define GPUPEER_RETURN_IF_ERROR(expr)            \
+  do {                                           \
+    ::gpupeer::Status gpupeer_status_ = (expr);  \
+    if (!gpupeer_status_.isOk()) return gpupeer_status_; \
+  } while (0)
+
+}  // namespace gpupeer

@@ -1,0 +1,65 @@
+// Per-GPU facts from /sys/bus/pci, readable without the driver's libraries.
+#include <fmt/format.h>
+
+#include "gpupeer/topology.hpp"
+#include "probe/probe_parts.hpp"
+#include "probe/sysfs.hpp"
+
+namespace gpupeer::probe {
+namespace {
+
+Known<int> readInt(const std::string& root, const std::string& path) {
+  Known<std::string> line = sysfs::readLine(root, path);
+  if (!line.known()) return Known<int>::unknown(line.reason());
+  try {
+    size_t used = 0;
+    int v = std::stoi(line.value(), &used);
+    return v;
+  } catch (...) {
+    return Known<int>::unknown(fmt::format("{}: not a number: '{}'", path, line.value()));
+  }
+}
+
+Known<int> readGen(const std::string& root, const std::string& path) {
+  Known<std::string> line = sysfs::readLine(root, path);
+  if (!line.known()) return Known<int>::unknown(line.reason());
+  if (auto gen = sysfs::pcieGenFromSpeed(line.value())) return *gen;
+  return Known<int>::unknown(fmt::format("{}: unrecognised speed '{}'", path, line.value()));
+}
+
+}  // namespace
+
+void readSysfs(Snapshot& s, const std::string& root) {
+  for (Gpu& g : s.gpus) {
+    const std::string dev = "/sys/bus/pci/devices/" + g.pciBusId;
+    g.sysfsPath = sysfs::resolve(root, dev);
+    Known<int> numa = readInt(root, dev + "/numa_node");
+    // sysfs says -1 when the platform has no NUMA information.
+    g.numaNode = numa.known() && numa.value() < 0
+                     ? Known<int>::unknown("sysfs numa_node is -1 (no NUMA information)")
+                     : numa;
+    g.cpuAffinity = sysfs::readLine(root, dev + "/local_cpulist");
+    Known<std::string> group = sysfs::resolve(root, dev + "/iommu_group");
+    g.iommuGroupType = group.known() ? sysfs::readLine(root, group.value() + "/type")
+                                     : Known<std::string>::unknown("no IOMMU group: " + group.reason());
+    // NVML knows the link best; fall back to sysfs when NVML could not say.
+    if (!g.pcie.currentGen.known()) g.pcie.currentGen = readGen(root, dev + "/current_link_speed");
+    if (!g.pcie.maxGen.known()) g.pcie.maxGen = readGen(root, dev + "/max_link_speed");
+    if (!g.pcie.currentWidth.known()) g.pcie.currentWidth = readInt(root, dev + "/current_link_width");
+    if (!g.pcie.maxWidth.known()) g.pcie.maxWidth = readInt(root, dev + "/max_link_width");
+  }
+  for (PeerPair& p : s.pairs) {
+    if (p.pciPath.known()) continue;
+    const Gpu* a = s.findGpu(p.src);
+    const Gpu* b = s.findGpu(p.dst);
+    if (!a || !b || !a->sysfsPath.known() || !b->sysfsPath.known()) {
+      p.pciPath = Known<std::string>::unknown("NVML could not classify and sysfs paths are unreadable");
+      continue;
+    }
+    std::string cls = classifyPciPath(a->sysfsPath.value(), b->sysfsPath.value(), a->numaNode, b->numaNode);
+    p.pciPath = cls.empty() ? Known<std::string>::unknown("sysfs path not under /sys/devices/pci*")
+                            : Known<std::string>(cls);
+  }
+}
+
+}  // namespace gpupeer::probe

@@ -1,0 +1,33 @@
+#include "gpupeer/snapshot.hpp"
+
+namespace gpupeer {
+
+const PeerPair* Snapshot::findPair(int src, int dst) const {
+  for (const PeerPair& p : pairs)
+    if (p.src == src && p.dst == dst) return &p;
+  return nullptr;
+}
+
+const Gpu* Snapshot::findGpu(int index) const {
+  for (const Gpu& g : gpus)
+    if (g.index == index) return &g;
+  return nullptr;
+}
+
+const std::string* Snapshot::env(const std::string& name) const {
+  auto it = environment.find(name);
+  return it == environment.end() ? nullptr : &it->second;
+}
+
+const std::vector<std::string>& p2pRelevantEnvironmentVariables() {
+  static const std::vector<std::string> kNames = {
+      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING",
+      "CUDA_MODULE_LOADING", "GPUPEER_P2P_DISABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
+      "NCCL_P2P_DIRECT_DISABLE", "NCCL_P2P_USE_CUDA_MEMCPY", "NCCL_SHM_DISABLE",
+      "NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "NCCL_IB_DISABLE",
+      "NCCL_ALGO", "NCCL_PROTO", "NCCL_DEBUG", "NCCL_IGNORE_DISABLED_P2P",
+      "NCCL_TOPO_FILE", "NVIDIA_VISIBLE_DEVICES"};
+  return kNames;
+}
+
+}  // namespace gpupeer

@@ -1,0 +1,349 @@
+#include "gpupeer/snapshot_json.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace gpupeer {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// ---- writing -------------------------------------------------------------------------
+
+template <class T>
+Json knownToJson(const Known<T>& k);
+
+Json toJsonValue(const std::string& v) { return v; }
+Json toJsonValue(int v) { return v; }
+Json toJsonValue(bool v) { return v; }
+
+Json toJsonValue(const std::vector<NvLink>& links) {
+  Json out = Json::array();
+  for (const NvLink& l : links) {
+    static const char* kRemote[] = {"gpu", "switch", "cpu", "unknown"};
+    out.push_back({{"link", l.link},
+                   {"active", l.active},
+                   {"version", knownToJson(l.version)},
+                   {"remoteType", kRemote[static_cast<int>(l.remoteType)]},
+                   {"remoteBusId", knownToJson(l.remoteBusId)}});
+  }
+  return out;
+}
+
+Json toJsonValue(const std::vector<BridgeAcs>& bridges) {
+  Json out = Json::array();
+  for (const BridgeAcs& b : bridges)
+    out.push_back({{"busId", b.busId}, {"acsControl", knownToJson(b.acsControl)}});
+  return out;
+}
+
+template <class T>
+Json knownToJson(const Known<T>& k) {
+  if (k.known()) return toJsonValue(k.value());
+  return Json{{"unknown", k.reason()}};
+}
+
+Json gpuToJson(const Gpu& g) {
+  return {{"index", g.index},
+          {"name", g.name},
+          {"uuid", knownToJson(g.uuid)},
+          {"pciBusId", g.pciBusId},
+          {"computeCapability", fmt::format("{}.{}", g.ccMajor, g.ccMinor)},
+          {"memoryBytes", g.memoryBytes},
+          {"smCount", g.smCount},
+          {"migEnabled", knownToJson(g.migEnabled)},
+          {"computeMode", knownToJson(g.computeMode)},
+          {"numaNode", knownToJson(g.numaNode)},
+          {"cpuAffinity", knownToJson(g.cpuAffinity)},
+          {"sysfsPath", knownToJson(g.sysfsPath)},
+          {"iommuGroupType", knownToJson(g.iommuGroupType)},
+          {"pcie",
+           {{"currentGen", knownToJson(g.pcie.currentGen)},
+            {"maxGen", knownToJson(g.pcie.maxGen)},
+            {"currentWidth", knownToJson(g.pcie.currentWidth)},
+            {"maxWidth", knownToJson(g.pcie.maxWidth)}}},
+          {"fabricState", knownToJson(g.fabricState)},
+          {"nvlinks", knownToJson(g.nvlinks)}};
+}
+
+Json pairToJson(const PeerPair& p) {
+  return {{"src", p.src},
+          {"dst", p.dst},
+          {"canAccessPeer", knownToJson(p.canAccessPeer)},
+          {"performanceRank", knownToJson(p.performanceRank)},
+          {"accessSupported", knownToJson(p.accessSupported)},
+          {"nativeAtomics", knownToJson(p.nativeAtomics)},
+          {"arrayAccess", knownToJson(p.arrayAccess)},
+          {"nvmlP2pRead", knownToJson(p.nvmlP2pRead)},
+          {"nvmlP2pWrite", knownToJson(p.nvmlP2pWrite)},
+          {"pciPath", knownToJson(p.pciPath)}};
+}
+
+// ---- reading -------------------------------------------------------------------------
+
+// Internal only: turned into a Status at the API boundary.
+struct FormatError {
+  std::string path;
+  std::string message;
+};
+
+// Walks a JSON object, naming each field by its path for error messages.
+class Reader {
+ public:
+  Reader(const Json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  const Json& field(const char* key) const {
+    if (!j_.is_object()) throw FormatError{path_, "expected an object"};
+    auto it = j_.find(key);
+    if (it == j_.end()) throw FormatError{join(key), "missing field"};
+    return *it;
+  }
+  bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
+  Reader child(const char* key) const { return Reader(field(key), join(key)); }
+  std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& path() const { return path_; }
+  const Json& json() const { return j_; }
+
+  std::string str(const char* key) const { return as<std::string>(field(key), join(key)); }
+  int integer(const char* key) const { return as<int>(field(key), join(key)); }
+  bool boolean(const char* key) const { return as<bool>(field(key), join(key)); }
+
+  template <class T>
+  static T as(const Json& v, const std::string& path) {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!v.is_boolean()) throw FormatError{path, "expected true or false"};
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!v.is_number_integer()) throw FormatError{path, "expected an integer"};
+    } else {
+      if (!v.is_string()) throw FormatError{path, "expected a string"};
+    }
+    return v.get<T>();
+  }
+
+  template <class T>
+  Known<T> known(const char* key) const {
+    return known<T>(key, [](const Json& v, const std::string& path) { return as<T>(v, path); });
+  }
+  /// A value that may be {"unknown": reason}; otherwise read by `parse`.
+  template <class T, class Parse>
+  Known<T> known(const char* key, Parse parse) const {
+    const Json& v = field(key);
+    std::string path = join(key);
+    if (v.is_object() && v.contains("unknown")) {
+      return Known<T>::unknown(as<std::string>(v["unknown"], path + ".unknown"));
+    }
+    return parse(v, path);
+  }
+
+ private:
+  const Json& j_;
+  std::string path_;
+};
+
+std::vector<NvLink> parseLinks(const Json& v, const std::string& path) {
+  if (!v.is_array()) throw FormatError{path, "expected an array"};
+  std::vector<NvLink> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    Reader r(v[i], fmt::format("{}[{}]", path, i));
+    NvLink l;
+    l.link = r.integer("link");
+    l.active = r.boolean("active");
+    l.version = r.known<int>("version");
+    std::string remote = r.str("remoteType");
+    if (remote == "gpu") l.remoteType = LinkRemote::kGpu;
+    else if (remote == "switch") l.remoteType = LinkRemote::kSwitch;
+    else if (remote == "cpu") l.remoteType = LinkRemote::kCpu;
+    else if (remote == "unknown") l.remoteType = LinkRemote::kUnknown;
+    else throw FormatError{r.join("remoteType"), "expected gpu, switch, cpu or unknown"};
+    l.remoteBusId = r.known<std::string>("remoteBusId");
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<BridgeAcs> parseBridges(const Json& v, const std::string& path) {
+  if (!v.is_array()) throw FormatError{path, "expected an array"};
+  std::vector<BridgeAcs> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    Reader r(v[i], fmt::format("{}[{}]", path, i));
+    out.push_back({r.str("busId"), r.known<int>("acsControl")});
+  }
+  return out;
+}
+
+Gpu parseGpu(const Reader& r) {
+  Gpu g;
+  g.index = r.integer("index");
+  g.name = r.str("name");
+  g.uuid = r.known<std::string>("uuid");
+  g.pciBusId = r.str("pciBusId");
+  std::string cc = r.str("computeCapability");
+  if (std::sscanf(cc.c_str(), "%d.%d", &g.ccMajor, &g.ccMinor) != 2)
+    throw FormatError{r.join("computeCapability"), "expected \"major.minor\""};
+  const Json& mem = r.field("memoryBytes");
+  if (!mem.is_number_unsigned() && !mem.is_number_integer())
+    throw FormatError{r.join("memoryBytes"), "expected an integer"};
+  g.memoryBytes = mem.get<std::uint64_t>();
+  g.smCount = r.integer("smCount");
+  g.migEnabled = r.known<bool>("migEnabled");
+  g.computeMode = r.known<std::string>("computeMode");
+  g.numaNode = r.known<int>("numaNode");
+  g.cpuAffinity = r.known<std::string>("cpuAffinity");
+  g.sysfsPath = r.known<std::string>("sysfsPath");
+  g.iommuGroupType = r.known<std::string>("iommuGroupType");
+  Reader pcie = r.child("pcie");
+  g.pcie.currentGen = pcie.known<int>("currentGen");
+  g.pcie.maxGen = pcie.known<int>("maxGen");
+  g.pcie.currentWidth = pcie.known<int>("currentWidth");
+  g.pcie.maxWidth = pcie.known<int>("maxWidth");
+  g.fabricState = r.known<std::string>("fabricState");
+  g.nvlinks = r.known<std::vector<NvLink>>("nvlinks", parseLinks);
+  return g;
+}
+
+PeerPair parsePair(const Reader& r) {
+  PeerPair p;
+  p.src = r.integer("src");
+  p.dst = r.integer("dst");
+  p.canAccessPeer = r.known<bool>("canAccessPeer");
+  p.performanceRank = r.known<int>("performanceRank");
+  p.accessSupported = r.known<bool>("accessSupported");
+  p.nativeAtomics = r.known<bool>("nativeAtomics");
+  p.arrayAccess = r.known<bool>("arrayAccess");
+  p.nvmlP2pRead = r.known<std::string>("nvmlP2pRead");
+  p.nvmlP2pWrite = r.known<std::string>("nvmlP2pWrite");
+  p.pciPath = r.known<std::string>("pciPath");
+  return p;
+}
+
+Snapshot parseSnapshot(const Json& root) {
+  Reader r(root, "");
+  if (r.str("schema") != "gpupeer.snapshot")
+    throw FormatError{"schema", "expected \"gpupeer.snapshot\": not a gpupeer snapshot"};
+  Snapshot s;
+  s.schemaVersion = r.integer("version");
+  if (s.schemaVersion > kSnapshotSchemaVersion || s.schemaVersion < 1)
+    throw FormatError{"version", fmt::format("snapshot schema version {} is not supported by "
+                                             "this gpupeer (it reads versions 1 to {}); "
+                                             "upgrade gpupeer",
+                                             s.schemaVersion, kSnapshotSchemaVersion)};
+  s.capturedAt = r.str("capturedAt");
+  s.hostname = r.str("hostname");
+  s.description = r.str("description");
+  s.driverVersion = r.known<std::string>("driverVersion");
+  s.cudaDriverVersion = r.known<int>("cudaDriverVersion");
+  s.cudaRuntimeVersion = r.known<int>("cudaRuntimeVersion");
+  s.nvmlVersion = r.known<std::string>("nvmlVersion");
+  s.ncclVersion = r.known<int>("ncclVersion");
+  s.deviceCount = r.known<int>("deviceCount");
+  const Json& gpus = r.field("gpus");
+  if (!gpus.is_array()) throw FormatError{"gpus", "expected an array"};
+  for (size_t i = 0; i < gpus.size(); ++i)
+    s.gpus.push_back(parseGpu(Reader(gpus[i], fmt::format("gpus[{}]", i))));
+  const Json& pairs = r.field("pairs");
+  if (!pairs.is_array()) throw FormatError{"pairs", "expected an array"};
+  for (size_t i = 0; i < pairs.size(); ++i)
+    s.pairs.push_back(parsePair(Reader(pairs[i], fmt::format("pairs[{}]", i))));
+  Reader platform = r.child("platform");
+  s.platform.iommu = platform.known<std::string>("iommu");
+  s.platform.kernelCmdline = platform.known<std::string>("kernelCmdline");
+  s.platform.acs = platform.known<std::vector<BridgeAcs>>("acs", parseBridges);
+  s.platform.processCpuAffinity = platform.known<std::string>("processCpuAffinity");
+  const Json& env = r.field("environment");
+  if (!env.is_object()) throw FormatError{"environment", "expected an object"};
+  for (auto it = env.begin(); it != env.end(); ++it)
+    s.environment[it.key()] = Reader::as<std::string>(it.value(), "environment." + it.key());
+  return s;
+}
+
+// Consistency the analyses rely on: unique ordinals, pairs that name known GPUs.
+void checkConsistency(const Snapshot& s) {
+  for (size_t i = 0; i < s.gpus.size(); ++i)
+    for (size_t j = i + 1; j < s.gpus.size(); ++j)
+      if (s.gpus[i].index == s.gpus[j].index)
+        throw FormatError{fmt::format("gpus[{}].index", j),
+                          fmt::format("duplicate GPU index {}", s.gpus[j].index)};
+  for (size_t i = 0; i < s.pairs.size(); ++i) {
+    const PeerPair& p = s.pairs[i];
+    if (!s.findGpu(p.src) || !s.findGpu(p.dst) || p.src == p.dst)
+      throw FormatError{fmt::format("pairs[{}]", i),
+                        fmt::format("pair {}->{} does not name two different GPUs of the "
+                                    "snapshot", p.src, p.dst)};
+  }
+}
+
+}  // namespace
+
+std::string snapshotToJson(const Snapshot& s) {
+  Json root;
+  root["schema"] = "gpupeer.snapshot";
+  root["version"] = s.schemaVersion;
+  root["capturedAt"] = s.capturedAt;
+  root["hostname"] = s.hostname;
+  root["description"] = s.description;
+  root["driverVersion"] = knownToJson(s.driverVersion);
+  root["cudaDriverVersion"] = knownToJson(s.cudaDriverVersion);
+  root["cudaRuntimeVersion"] = knownToJson(s.cudaRuntimeVersion);
+  root["nvmlVersion"] = knownToJson(s.nvmlVersion);
+  root["ncclVersion"] = knownToJson(s.ncclVersion);
+  root["deviceCount"] = knownToJson(s.deviceCount);
+  root["gpus"] = Json::array();
+  for (const Gpu& g : s.gpus) root["gpus"].push_back(gpuToJson(g));
+  root["pairs"] = Json::array();
+  for (const PeerPair& p : s.pairs) root["pairs"].push_back(pairToJson(p));
+  root["platform"] = {{"iommu", knownToJson(s.platform.iommu)},
+                      {"kernelCmdline", knownToJson(s.platform.kernelCmdline)},
+                      {"acs", knownToJson(s.platform.acs)},
+                      {"processCpuAffinity", knownToJson(s.platform.processCpuAffinity)}};
+  root["environment"] = Json::object();
+  for (const auto& [k, v] : s.environment) root["environment"][k] = v;
+  return root.dump(2) + "\n";
+}
+
+Result<Snapshot> snapshotFromJson(std::string_view text, std::string_view sourceName) {
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // Turn the byte offset into line and column, which editors understand.
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') { ++line; column = 1; } else { ++column; }
+    }
+    std::string what = e.what();
+    if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
+    return GPUPEER_ERROR(ErrorCode::kParse,
+                         fmt::format("{}:{}:{}: not valid JSON (truncated or damaged "
+                                     "snapshot?): {}", sourceName, line, column, what));
+  }
+  try {
+    Snapshot s = parseSnapshot(root);
+    checkConsistency(s);
+    return s;
+  } catch (const FormatError& e) {
+    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: field '{}': {}", sourceName,
+                                                        e.path.empty() ? "(top)" : e.path,
+                                                        e.message));
+  } catch (const Json::exception& e) {
+    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: {}", sourceName, e.what()));
+  }
+}
+
+Result<Snapshot> loadSnapshotFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open snapshot file '{}': {}",
+                                                           path, std::strerror(errno)));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return snapshotFromJson(buffer.str(), path);
+}
+
+}  // namespace gpupeer

@@ -1,0 +1,72 @@
+// gpupeer snapshot: capture the machine's multi-GPU state as versioned JSON.
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "cli_common.hpp"
+#include "gpupeer/topology.hpp"
+
+namespace gpupeer::cli {
+namespace {
+
+struct Options {
+  std::string output;
+  std::string snapshotFile;
+  bool json = false;
+};
+
+std::string knownText(const Known<std::string>& k) { return k.known() ? k.value() : "unknown (" + k.reason() + ")"; }
+std::string knownText(const Known<int>& k) { return k.known() ? std::to_string(k.value()) : "unknown (" + k.reason() + ")"; }
+
+std::string cudaVersionText(const Known<int>& k) {
+  if (!k.known()) return "unknown (" + k.reason() + ")";
+  return fmt::format("{}.{}", k.value() / 1000, (k.value() % 1000) / 10);
+}
+
+void printSummary(const Snapshot& s) {
+  fmt::print("host {} at {}\n", s.hostname, s.capturedAt);
+  fmt::print("driver {}; CUDA driver {}, runtime {}; NVML {}; NCCL {}\n", knownText(s.driverVersion),
+             cudaVersionText(s.cudaDriverVersion), cudaVersionText(s.cudaRuntimeVersion),
+             knownText(s.nvmlVersion), knownText(s.ncclVersion));
+  if (s.gpus.empty()) fmt::print("no GPU visible: {}\n", whyNoGpu(s));
+  for (const Gpu& g : s.gpus) {
+    fmt::print("GPU{} {} {} cc {}.{} {:.1f} GiB {} SMs, PCIe Gen{} x{} (max Gen{} x{}), NUMA {}, MIG {}\n",
+               g.index, g.name, g.pciBusId, g.ccMajor, g.ccMinor, g.memoryBytes / 1073741824.0,
+               g.smCount, knownText(g.pcie.currentGen), knownText(g.pcie.currentWidth),
+               knownText(g.pcie.maxGen), knownText(g.pcie.maxWidth), knownText(g.numaNode),
+               g.migEnabled.known() ? (g.migEnabled.value() ? "on" : "off") : "unknown");
+  }
+  fmt::print("IOMMU: {}\n", knownText(s.platform.iommu));
+  for (const auto& [k, v] : s.environment) fmt::print("env {}={}\n", k, v);
+  fmt::print("(use --json for the full snapshot)\n");
+}
+
+int run(const Options& o) {
+  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
+  if (!snap.isOk()) return reportError(snap.status());
+  if (!o.output.empty()) {
+    std::ofstream out(o.output);
+    out << snapshotToJson(snap.value());
+    if (!out) {
+      fmt::print(stderr, "gpupeer: error: cannot write '{}'\n", o.output);
+      return kExitError;
+    }
+    fmt::print("snapshot written to {}\n", o.output);
+    return kExitOk;
+  }
+  if (o.json) fmt::print("{}", snapshotToJson(snap.value()));
+  else printSummary(snap.value());
+  return kExitOk;
+}
+
+CommandRegistrar registrar("snapshot", 10, [](CLI::App& app, int& exitCode) {
+  auto opts = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("snapshot", "Capture the machine's multi-GPU state (JSON with --json or -o)");
+  sub->add_flag("--json", opts->json, "print the snapshot as JSON");
+  sub->add_option("-o,--output", opts->output, "write the JSON snapshot to this file");
+  addSnapshotOption(sub, opts->snapshotFile);
+  sub->callback([opts, &exitCode] { exitCode = run(*opts); });
+});
+
+}  // namespace
+}  // namespace gpupeer::cli
