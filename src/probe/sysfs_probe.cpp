@@ -1,6 +1,9 @@
 // Per-GPU facts from /sys/bus/pci, readable without the driver's libraries.
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cstdlib>
+
 #include "gpupeer/topology.hpp"
 #include "probe/probe_parts.hpp"
 #include "probe/sysfs.hpp"
@@ -27,6 +30,17 @@ Known<int> readGen(const std::string& root, const std::string& path) {
   return Known<int>::unknown(fmt::format("{}: unrecognised speed '{}'", path, line.value()));
 }
 
+Known<int> singleNumaNode(const std::string& root) {
+  Known<std::vector<std::string>> nodes = sysfs::list(root, "/sys/devices/system/node");
+  if (!nodes.known()) return Known<int>::unknown("sysfs numa_node is -1 and " + nodes.reason());
+  std::vector<int> ids;
+  for (const std::string& n : nodes.value())
+    if (n.size() > 4 && n.rfind("node", 0) == 0 && std::isdigit(static_cast<unsigned char>(n[4])))
+      ids.push_back(std::atoi(n.c_str() + 4));
+  if (ids.size() == 1) return ids[0];
+  return Known<int>::unknown(fmt::format("sysfs numa_node is -1 on a machine with {} NUMA nodes", ids.size()));
+}
+
 }  // namespace
 
 void readSysfs(Snapshot& s, const std::string& root) {
@@ -34,10 +48,12 @@ void readSysfs(Snapshot& s, const std::string& root) {
     const std::string dev = "/sys/bus/pci/devices/" + g.pciBusId;
     g.sysfsPath = sysfs::resolve(root, dev);
     Known<int> numa = readInt(root, dev + "/numa_node");
-    // sysfs says -1 when the platform has no NUMA information.
-    g.numaNode = numa.known() && numa.value() < 0
-                     ? Known<int>::unknown("sysfs numa_node is -1 (no NUMA information)")
-                     : numa;
+    // sysfs says -1 when the platform gives no NUMA information for the device. With a
+    // single memory node that node is the answer (nvidia-smi topo -m prints it too).
+    if (numa.known() && numa.value() < 0) {
+      numa = singleNumaNode(root);
+    }
+    g.numaNode = numa;
     g.cpuAffinity = sysfs::readLine(root, dev + "/local_cpulist");
     Known<std::string> group = sysfs::resolve(root, dev + "/iommu_group");
     g.iommuGroupType = group.known() ? sysfs::readLine(root, group.value() + "/type")
