@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -120,6 +121,12 @@ class Reader {
       if (!v.is_boolean()) throw FormatError{path, "expected true or false"};
     } else if constexpr (std::is_integral_v<T>) {
       if (!v.is_number_integer()) throw FormatError{path, "expected an integer"};
+      // get<int>() would silently truncate a value that does not fit.
+      bool fits = v.is_number_unsigned()
+                      ? v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<T>::max())
+                      : (v.get<std::int64_t>() >= std::int64_t(std::numeric_limits<T>::min()) &&
+                         v.get<std::int64_t>() <= std::int64_t(std::numeric_limits<T>::max()));
+      if (!fits) throw FormatError{path, "integer out of range"};
     } else {
       if (!v.is_string()) throw FormatError{path, "expected a string"};
     }
@@ -187,8 +194,9 @@ Gpu parseGpu(const Reader& r) {
   if (std::sscanf(cc.c_str(), "%d.%d", &g.ccMajor, &g.ccMinor) != 2)
     throw FormatError{r.join("computeCapability"), "expected \"major.minor\""};
   const Json& mem = r.field("memoryBytes");
-  if (!mem.is_number_unsigned() && !mem.is_number_integer())
-    throw FormatError{r.join("memoryBytes"), "expected an integer"};
+  if (!mem.is_number_integer()) throw FormatError{r.join("memoryBytes"), "expected an integer"};
+  if (!mem.is_number_unsigned() && mem.get<std::int64_t>() < 0)
+    throw FormatError{r.join("memoryBytes"), "expected a non-negative integer"};
   g.memoryBytes = mem.get<std::uint64_t>();
   g.smCount = r.integer("smCount");
   g.migEnabled = r.known<bool>("migEnabled");

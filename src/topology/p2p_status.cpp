@@ -29,7 +29,10 @@ P2pStatus p2pStatus(const Snapshot& s, int src, int dst) {
       out.state = P2pStatus::State::kUnsupported;
       out.code = p->nvmlP2pRead.valueOr("NS");
       out.reason = fmt::format("MIG is enabled on GPU{}: CUDA P2P is not available to MIG instances", dev);
-      if (p->canAccessPeer.known() && p->canAccessPeer.value()) break;  // driver disagrees: say OK
+      if (p->canAccessPeer.known() && p->canAccessPeer.value()) {
+        out = P2pStatus{};  // driver disagrees: say OK (and leave no MIG reason behind)
+        break;
+      }
       return out;
     }
   }
