@@ -1,0 +1,128 @@
+// Loading the KB from directories of JSON files, and where the built-in KB lives.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gpupeer/kb.hpp"
+#include "gpupeer/log.hpp"
+
+namespace gpupeer {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The *.json files under `dir`, sorted, so load order (and so which of two duplicate ids
+// wins) does not depend on the file system.
+Result<std::vector<fs::path>> listJsonFiles(const std::string& dir, std::vector<std::string>* warnings) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec))
+    return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("KB directory '{}' does not exist", dir));
+  if (!fs::is_directory(dir, ec))
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("KB path '{}' is not a directory", dir));
+  std::vector<fs::path> files;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot read KB directory '{}': {}", dir, ec.message()));
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      if (warnings) warnings->push_back(fmt::format("{}: {}; rest of directory skipped", dir, ec.message()));
+      break;
+    }
+    const fs::path& p = it->path();
+    if (p.extension() != ".json" || p.filename() == "schema.json") continue;
+    if (it->is_regular_file(ec)) files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<KbEntry> loadEntryFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot open: {}", std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    return GPUPEER_ERROR(ErrorCode::kParse,
+                         "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+  }
+  return kbEntryFromJson(doc, path.string());
+}
+
+}  // namespace
+
+Result<KnowledgeBase> KnowledgeBase::loadDirectories(const std::vector<std::string>& dirs,
+                                                     std::vector<std::string>* warnings) {
+  KnowledgeBase kb;
+  for (const std::string& dir : dirs) {
+    Result<std::vector<fs::path>> files = listJsonFiles(dir, warnings);
+    if (!files.isOk()) return files.status();
+    for (const fs::path& path : files.value()) {
+      Result<KbEntry> entry = loadEntryFile(path);
+      Status s = entry.isOk() ? kb.add(std::move(entry).value()) : entry.status();
+      if (!s.isOk() && warnings) warnings->push_back(fmt::format("{}: {}; skipped", path.string(), s.message()));
+    }
+  }
+  return kb;
+}
+
+std::vector<std::string> KnowledgeBase::defaultDirectories() {
+  std::vector<std::string> candidates = {GPUPEER_SOURCE_KB_DIR};
+  // A relocated install: <prefix>/bin/gpupeer finds <prefix>/share/gpupeer/kb. Checked before
+  // the configured prefix so that it is this binary's own KB, not another install's.
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back((exe.parent_path().parent_path() / "share/gpupeer/kb").string());
+  candidates.push_back(GPUPEER_KB_INSTALL_DIR);
+
+  std::vector<std::string> dirs;
+  for (const std::string& c : candidates) {
+    if (fs::is_directory(c, ec)) {
+      dirs.push_back(c);
+      break;
+    }
+  }
+  if (const char* extra = std::getenv("GPUPEER_KB_PATH")) {
+    std::stringstream list(extra);
+    std::string dir;
+    while (std::getline(list, dir, ':'))
+      if (!dir.empty()) dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+const KnowledgeBase& builtinKnowledgeBase() {
+  // A function-local static: initialised once, thread-safe since C++11.
+  static const KnowledgeBase kb = [] {
+    std::vector<std::string> dirs;
+    for (const std::string& d : KnowledgeBase::defaultDirectories()) {
+      std::error_code ec;
+      if (fs::is_directory(d, ec))
+        dirs.push_back(d);
+      else
+        GPUPEER_WARN("KB directory '{}' does not exist; skipped", d);
+    }
+    std::vector<std::string> warnings;
+    Result<KnowledgeBase> loaded = KnowledgeBase::loadDirectories(dirs, &warnings);
+    for (const std::string& w : warnings) GPUPEER_WARN("KB: {}", w);
+    if (!loaded.isOk()) {
+      GPUPEER_WARN("KB not loaded: {}", loaded.status().toString());
+      return KnowledgeBase{};
+    }
+    return std::move(loaded).value();
+  }();
+  return kb;
+}
+
+}  // namespace gpupeer
