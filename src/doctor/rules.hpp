@@ -1,0 +1,47 @@
+#pragma once
+// The doctor's rules, one function each, grouped by family in rules_*.cpp.
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "gpupeer/doctor.hpp"
+
+namespace gpupeer::rules {
+
+using Findings = std::vector<Finding>;
+
+// p2p
+void p2pUnsupportedPairs(const Snapshot&, const Measurements*, Findings&);
+void p2pCapabilityDisagrees(const Snapshot&, const Measurements*, Findings&);
+void p2pCheckFailures(const Snapshot&, const Measurements*, Findings&);
+// links
+void nvlinkInactive(const Snapshot&, const Measurements*, Findings&);
+void nvlinkFewerThanPeers(const Snapshot&, const Measurements*, Findings&);
+void fabricManager(const Snapshot&, const Measurements*, Findings&);
+void pcieDowntrained(const Snapshot&, const Measurements*, Findings&);
+// platform
+void iommuTranslated(const Snapshot&, const Measurements*, Findings&);
+void acsRedirect(const Snapshot&, const Measurements*, Findings&);
+void numaRemoteAffinity(const Snapshot&, const Measurements*, Findings&);
+void migEnabled(const Snapshot&, const Measurements*, Findings&);
+void exclusiveComputeMode(const Snapshot&, const Measurements*, Findings&);
+// versions
+void driverTooOld(const Snapshot&, const Measurements*, Findings&);
+void nvmlMismatch(const Snapshot&, const Measurements*, Findings&);
+void ncclOlderThanGpu(const Snapshot&, const Measurements*, Findings&);
+// environment
+void p2pDisabledByEnvironment(const Snapshot&, const Measurements*, Findings&);
+void ncclP2pLevel(const Snapshot&, const Measurements*, Findings&);
+void visibleDevicesOrder(const Snapshot&, const Measurements*, Findings&);
+// performance
+void bandwidthBelowExpectation(const Snapshot&, const Measurements*, Findings&);
+void bandwidthAsymmetric(const Snapshot&, const Measurements*, Findings&);
+
+/// "GPU0->GPU1, GPU1->GPU0"
+std::string pairList(const std::vector<std::pair<int, int>>& pairs);
+/// Per-direction rate of the host-staged fallback for a pair: the slower GPU's PCIe link.
+double stagedFallbackGBps(const Snapshot& s, int a, int b);
+
+}  // namespace gpupeer::rules
