@@ -50,7 +50,8 @@ int defaultBlocks() {
 
 }  // namespace
 
-cudaError_t launchSmCopy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream, int blocks) {
+cudaError_t launchSmCopy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream, int blocks,
+                         SmCopyKernel kernel) {
   if (bytes == 0) return cudaSuccess;
   if (blocks <= 0) blocks = defaultBlocks();
   auto d = reinterpret_cast<std::uintptr_t>(dst);
@@ -63,10 +64,25 @@ cudaError_t launchSmCopy(void* dst, const void* src, std::size_t bytes, cudaStre
   // Same alignment modulo 16: bytes up to the first 16-byte boundary, vectors, then the tail.
   std::size_t head = (16 - (d & 15)) & 15;
   if (head > bytes) head = bytes;
-  std::size_t vectors = (bytes - head) / 16;
-  std::size_t tail = bytes - head - vectors * 16;
   auto* dstBytes = static_cast<unsigned char*>(dst);
   const auto* srcBytes = static_cast<const unsigned char*>(src);
+  if (kernel == SmCopyKernel::kBulk) {
+    int device = 0;
+    cudaGetDevice(&device);
+    if (bulkCopySupported(device)) {
+      if (head) copyBytesKernel<<<1, 32, 0, stream>>>(dstBytes, srcBytes, head);
+      std::size_t done = 0;
+      int sms = 0;
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      cudaError_t err = launchBulkCopy(dstBytes + head, srcBytes + head, bytes - head, stream, sms, &done);
+      if (err != cudaSuccess) return err;
+      // The rest (under one chunk per block's share) goes the vector way.
+      return launchSmCopy(dstBytes + head + done, srcBytes + head + done, bytes - head - done, stream, blocks,
+                          SmCopyKernel::kVector);
+    }
+  }
+  std::size_t vectors = (bytes - head) / 16;
+  std::size_t tail = bytes - head - vectors * 16;
   if (head) copyBytesKernel<<<1, 32, 0, stream>>>(dstBytes, srcBytes, head);
   if (vectors) {
     std::size_t needed = (vectors + kThreads - 1) / kThreads;

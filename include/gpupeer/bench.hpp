@@ -1,0 +1,91 @@
+#pragma once
+/// \file bench.hpp
+/// Bandwidth and latency measurements between GPUs (and host), on nvbandwidth's method:
+/// each timed batch is held behind a spin kernel so enqueueing stays out of the time, timed
+/// with events, warmed up, sampled several times and reported as median, min and max, with
+/// each figure also as a share of the link's theoretical rate from the snapshot.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpupeer/snapshot.hpp"
+#include "gpupeer/status.hpp"
+
+namespace gpupeer {
+
+/// Median, min and max of samples. Empty input gives zeros.
+struct Stats {
+  double median = 0, min = 0, max = 0;
+  int samples = 0;
+};
+Stats summarize(std::vector<double> values);
+
+/// "512M", "1G", "4096", "8K", "2MiB" -> bytes. Errors name the text.
+Result<std::size_t> parseByteSize(const std::string& text);
+/// nccl-tests sizes: begin, begin*factor, ... up to and including end.
+Result<std::vector<std::size_t>> sweepSizes(std::size_t begin, std::size_t end, double factor);
+/// "512 MiB", "8 KiB", "100 B".
+std::string formatBytes(std::size_t bytes);
+
+enum class BenchKind { kBandwidth, kLatency };
+
+/// One measured cell of a testcase.
+struct BenchCell {
+  int row = -1, col = -1;      ///< row: source / driver GPU (-1 for host); col: destination
+  std::string label;           ///< "GPU0->GPU1", "host->GPU0", "GPU0 total"
+  Stats value;                 ///< GB/s for bandwidth, microseconds for latency
+  double theoreticalGBps = 0;  ///< 0 when unknown or not applicable
+  bool verified = false;       ///< data checked after timing
+  std::size_t bytes = 0;       ///< bytes per transfer (bandwidth cells)
+  std::string note;            ///< "waived: ...", "FAIL: ...", flags
+};
+
+struct BenchResult {
+  std::string key;
+  std::string description;
+  BenchKind kind = BenchKind::kBandwidth;
+  std::vector<BenchCell> cells;
+  std::string waived;  ///< non-empty when the testcase could not run here, with why
+  std::string error;   ///< non-empty when it failed
+  double sum() const;  ///< sum of cell medians (the "SUM" line)
+};
+
+struct BenchOptions {
+  std::size_t bytes = 512u << 20;  ///< per copy; nvbandwidth's default
+  int samples = 3;                 ///< timed samples; median reported
+  int copiesPerSample = 8;         ///< copies in each timed batch
+  int warmups = 1;
+  bool verify = true;
+  int smBlocksPerSm = 2;           ///< grid of the vector SM copy kernel
+  bool smBulk = false;             ///< SM copies by Hopper bulk copies instead of 16-byte vectors
+  std::vector<int> devices;        ///< empty: all
+  int latencyHops = 20000;         ///< pointer-chase loads / ping-pong round trips
+};
+
+/// A testcase: a key users type, a description, and a run function that may waive itself.
+struct BenchTestcase {
+  std::string key;
+  std::string description;
+  BenchKind kind;
+  BenchResult (*run)(const Snapshot&, const BenchOptions&);
+};
+const std::vector<BenchTestcase>& benchTestcases();
+const BenchTestcase* findBenchTestcase(const std::string& key);
+
+/// Share of `theoreticalGBps` below which a figure is marked low.
+inline constexpr double kBenchLowShare = 0.70;
+
+/// Measures one pair with one testcase at several sizes (the sweep). Cells are one per size,
+/// labelled by size; `row`/`col` hold src/dst.
+BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string& key, int src, int dst,
+                     const std::vector<std::size_t>& sizes);
+
+std::string renderBenchText(const BenchResult& r, int gpuCount);
+std::string renderSweepText(const BenchResult& r);
+std::string benchToJsonLine(const BenchResult& r, const Snapshot& s);
+std::string benchToCsv(const BenchResult& r, bool header);
+
+}  // namespace gpupeer

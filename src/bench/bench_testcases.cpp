@@ -1,0 +1,232 @@
+// The testcases: each a key, a description and a run function that waives itself where the
+// machine cannot run it (one GPU, no P2P between a pair).
+#include <fmt/format.h>
+
+#include "bench/bench_device.hpp"
+#include "gpupeer/topology.hpp"
+
+namespace gpupeer {
+namespace {
+
+using bench::Driver;
+using bench::Engine;
+using bench::Transfer;
+using bench::TransferSetup;
+
+BenchResult begin(const char* key, BenchKind kind = BenchKind::kBandwidth) {
+  BenchResult r;
+  r.key = key;
+  r.kind = kind;
+  if (const BenchTestcase* t = findBenchTestcase(key)) r.description = t->description;
+  return r;
+}
+
+bool peerCapable(const Snapshot& s, int a, int b) {
+  return p2pStatus(s, a, b).state == P2pStatus::State::kOk && p2pStatus(s, b, a).state == P2pStatus::State::kOk;
+}
+
+// Adds the cells of one measurement, or a note on the pair when it failed or was waived.
+void addCells(BenchResult& r, Result<std::vector<BenchCell>> cells, int a, int b) {
+  if (cells.isOk()) {
+    for (BenchCell& c : cells.value()) r.cells.push_back(std::move(c));
+    return;
+  }
+  BenchCell c;
+  c.row = a;
+  c.col = b;
+  c.label = fmt::format("GPU{}->GPU{}", a, b);
+  c.note = "FAIL: " + cells.status().toString();
+  r.cells.push_back(c);
+}
+
+// Every ordered pair that can do P2P, one transfer (or both directions) at a time.
+BenchResult pairwise(const Snapshot& s, const BenchOptions& o, const char* key, TransferSetup setup, bool bidir,
+                     bool needP2p = true) {
+  BenchResult r = begin(key);
+  auto devices = bench::selectedDevices(s, o);
+  if (devices.size() < 2) {
+    r.waived = fmt::format("needs two GPUs; {} selected", devices.size());
+    return r;
+  }
+  for (int a : devices) {
+    for (int b : devices) {
+      if (a == b || (bidir && a > b)) continue;
+      if (needP2p && !peerCapable(s, a, b)) {
+        BenchCell c;
+        c.row = a;
+        c.col = b;
+        c.label = fmt::format("GPU{}->GPU{}", a, b);
+        c.note = "waived: no P2P between this pair";
+        r.cells.push_back(c);
+        continue;
+      }
+      std::vector<Transfer> t = {{a, b}};
+      if (bidir) t.push_back({b, a});
+      addCells(r, bench::measureTransfers(s, o, setup, t, o.bytes), a, b);
+    }
+  }
+  return r;
+}
+
+BenchResult ceRead(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "ce_read", {Engine::kCopyEngine, Driver::kDestination}, false); }
+BenchResult ceWrite(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "ce_write", {Engine::kCopyEngine, Driver::kSource}, false); }
+BenchResult ceBidir(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "ce_bidir", {Engine::kCopyEngine, Driver::kSource}, true); }
+BenchResult smRead(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_read", {Engine::kSm, Driver::kDestination}, false); }
+BenchResult smCopy(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_copy", {Engine::kSmPushPull, Driver::kSource}, false); }
+BenchResult smWrite(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_write", {Engine::kSm, Driver::kSource}, false); }
+BenchResult smBidir(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_bidir", {Engine::kSm, Driver::kSource}, true); }
+BenchResult ceNoP2p(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "ce_no_p2p", {Engine::kCopyEngine, Driver::kSource, false}, false, false);
+}
+
+BenchResult fanned(const Snapshot& s, const BenchOptions& o, const char* key, bool outward) {
+  BenchResult r = begin(key);
+  auto devices = bench::selectedDevices(s, o);
+  if (devices.size() < 2) {
+    r.waived = fmt::format("needs two GPUs; {} selected", devices.size());
+    return r;
+  }
+  for (int hub : devices) {
+    std::vector<Transfer> t;
+    for (int other : devices)
+      if (other != hub && peerCapable(s, hub, other)) t.push_back(outward ? Transfer{hub, other} : Transfer{other, hub});
+    if (t.empty()) continue;
+    auto cells = bench::measureTransfers(s, o, {Engine::kCopyEngine, Driver::kSource}, t, o.bytes);
+    BenchCell total;
+    total.row = outward ? hub : -1;
+    total.col = outward ? -1 : hub;
+    total.label = outward ? fmt::format("GPU{}->all", hub) : fmt::format("all->GPU{}", hub);
+    if (!cells.isOk()) {
+      total.note = "FAIL: " + cells.status().toString();
+    } else {
+      total.verified = true;
+      for (const BenchCell& c : cells.value()) {
+        total.value.median += c.value.median;
+        total.value.min += c.value.min;
+        total.value.max += c.value.max;
+        total.verified = total.verified && c.verified;
+        if (!c.note.empty()) total.note += c.note + " ";
+      }
+      total.value.samples = o.samples;
+    }
+    r.cells.push_back(total);
+  }
+  return r;
+}
+
+BenchResult oneToAll(const Snapshot& s, const BenchOptions& o) { return fanned(s, o, "ce_one_to_all", true); }
+BenchResult allToOne(const Snapshot& s, const BenchOptions& o) { return fanned(s, o, "ce_all_to_one", false); }
+
+BenchResult hostCopy(const Snapshot& s, const BenchOptions& o, const char* key, bool toDevice) {
+  BenchResult r = begin(key);
+  for (int d : bench::selectedDevices(s, o)) {
+    Transfer t = toDevice ? Transfer{-1, d} : Transfer{d, -1};
+    addCells(r, bench::measureTransfers(s, o, {Engine::kCopyEngine, Driver::kSource}, {t}, o.bytes), t.src, t.dst);
+  }
+  if (r.cells.empty()) r.waived = "no GPU selected";
+  return r;
+}
+BenchResult h2d(const Snapshot& s, const BenchOptions& o) { return hostCopy(s, o, "h2d", true); }
+BenchResult d2h(const Snapshot& s, const BenchOptions& o) { return hostCopy(s, o, "d2h", false); }
+
+BenchResult latency(const Snapshot& s, const BenchOptions& o, const char* key) {
+  BenchResult r = begin(key, BenchKind::kLatency);
+  auto devices = bench::selectedDevices(s, o);
+  if (devices.size() < 2) {
+    r.waived = fmt::format("needs two GPUs; {} selected", devices.size());
+    return r;
+  }
+  const std::string k = key;
+  for (int a : devices) {
+    for (int b : devices) {
+      if (a == b || (k == "latency_pingpong" && a > b)) continue;
+      BenchCell c;
+      c.row = a;
+      c.col = b;
+      c.label = k == "latency_pingpong" ? fmt::format("GPU{}<->GPU{}", a, b) : fmt::format("GPU{}->GPU{}", a, b);
+      if (!peerCapable(s, a, b)) {
+        c.note = "waived: no P2P between this pair";
+        r.cells.push_back(c);
+        continue;
+      }
+      // Pointer chase: GPU b (row's peer) loads from GPU a's memory; the row names the memory owner.
+      Result<Stats> v = k == "latency_chase" ? bench::measurePointerChase(o, b, a)
+                        : k == "latency_pingpong" ? bench::measurePingPong(o, a, b)
+                                                  : bench::measureSmallCopy(o, a, b);
+      if (v.isOk()) c.value = v.value();
+      else c.note = "FAIL: " + v.status().toString();
+      r.cells.push_back(c);
+    }
+  }
+  return r;
+}
+BenchResult latencyChase(const Snapshot& s, const BenchOptions& o) { return latency(s, o, "latency_chase"); }
+BenchResult latencyPingPong(const Snapshot& s, const BenchOptions& o) { return latency(s, o, "latency_pingpong"); }
+BenchResult latencyCe(const Snapshot& s, const BenchOptions& o) { return latency(s, o, "latency_ce"); }
+
+}  // namespace
+
+const std::vector<BenchTestcase>& benchTestcases() {
+  static const std::vector<BenchTestcase> kCases = {
+      {"ce_read", "copy engine, destination GPU pulls from its peer (read), one direction at a time", BenchKind::kBandwidth, ceRead},
+      {"ce_write", "copy engine, source GPU pushes into its peer (write), one direction at a time", BenchKind::kBandwidth, ceWrite},
+      {"ce_bidir", "copy engine, both directions of a pair at once (each direction and the total)", BenchKind::kBandwidth, ceBidir},
+      {"sm_read", "SM kernel on the destination GPU loads peer memory (read), one direction", BenchKind::kBandwidth, smRead},
+      {"sm_write", "SM kernel on the source GPU stores into peer memory (write), one direction", BenchKind::kBandwidth, smWrite},
+      {"sm_bidir", "SM kernels writing both directions of a pair at once", BenchKind::kBandwidth, smBidir},
+      {"sm_copy", "SM kernels on both GPUs move one direction: the source pushes half, the destination pulls half", BenchKind::kBandwidth, smCopy},
+      {"ce_one_to_all", "copy engine, one GPU writes to every other GPU at once (sum per source)", BenchKind::kBandwidth, oneToAll},
+      {"ce_all_to_one", "copy engine, every other GPU writes into one GPU at once (sum per destination)", BenchKind::kBandwidth, allToOne},
+      {"h2d", "copy engine, pinned host memory to each GPU", BenchKind::kBandwidth, h2d},
+      {"d2h", "copy engine, each GPU to pinned host memory", BenchKind::kBandwidth, d2h},
+      {"ce_no_p2p", "copy engine between GPUs with peer access disabled: what CUDA's host-staged fallback costs", BenchKind::kBandwidth, ceNoP2p},
+      {"latency_chase", "load latency: dependent pointer chase by the column GPU through the row GPU's memory (us)", BenchKind::kLatency, latencyChase},
+      {"latency_ce", "time of one 4-byte copy-engine copy, issued back to back (us)", BenchKind::kLatency, latencyCe},
+      {"latency_pingpong", "one-way time of a flag ping-pong between two GPUs (us)", BenchKind::kLatency, latencyPingPong},
+  };
+  return kCases;
+}
+
+const BenchTestcase* findBenchTestcase(const std::string& key) {
+  for (const BenchTestcase& t : benchTestcases())
+    if (t.key == key) return &t;
+  return nullptr;
+}
+
+BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string& key, int src, int dst,
+                     const std::vector<std::size_t>& sizes) {
+  BenchResult r;
+  r.key = key + "_sweep";
+  r.description = fmt::format("{} from GPU{} to GPU{} against size", key, src, dst);
+  TransferSetup setup;
+  if (key == "ce_read") setup = {Engine::kCopyEngine, Driver::kDestination};
+  else if (key == "ce_write") setup = {Engine::kCopyEngine, Driver::kSource};
+  else if (key == "sm_read") setup = {Engine::kSm, Driver::kDestination};
+  else if (key == "sm_write") setup = {Engine::kSm, Driver::kSource};
+  else if (key == "sm_copy") setup = {Engine::kSmPushPull, Driver::kSource};
+  else if (key == "ce_no_p2p") setup = {Engine::kCopyEngine, Driver::kSource, false};
+  else {
+    r.error = fmt::format("the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy or ce_no_p2p, not '{}'", key);
+    return r;
+  }
+  if (setup.peerAccess && !peerCapable(s, src, dst)) {
+    r.waived = fmt::format("no P2P between GPU{} and GPU{}", src, dst);
+    return r;
+  }
+  for (std::size_t bytes : sizes) {
+    BenchOptions sized = o;
+    // Small transfers need more copies per batch to rise above event resolution.
+    sized.copiesPerSample = bytes < (1u << 20) ? 64 : bytes < (64u << 20) ? 16 : o.copiesPerSample;
+    auto cells = bench::measureTransfers(s, sized, setup, {{src, dst}}, bytes);
+    BenchCell c;
+    c.row = src;
+    c.col = dst;
+    c.label = formatBytes(bytes);
+    if (cells.isOk()) c = cells.value()[0], c.label = formatBytes(bytes);
+    else c.note = "FAIL: " + cells.status().toString();
+    r.cells.push_back(c);
+  }
+  return r;
+}
+
+}  // namespace gpupeer

@@ -1,0 +1,143 @@
+// gpupeer bench: bandwidth and latency matrices, and size sweeps, as % of the link's limit.
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "cli_common.hpp"
+#include "gpupeer/bench.hpp"
+#include "gpupeer/peer_check.hpp"
+
+namespace gpupeer::cli {
+namespace {
+
+struct Options {
+  std::string testcases;
+  std::string size = "512M";
+  int samples = 3;
+  int copies = 8;
+  int smBlocksPerSm = 2;
+  bool noVerify = false;
+  std::string smKernel = "vector";
+  std::string devices;
+  bool json = false, csv = false, list = false, sweep = false;
+  std::string begin = "8", end = "1G", pair = "0,1";
+  double factor = 2;
+};
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void emit(const Options& o, const BenchResult& r, const Snapshot& s, bool& csvHeader, bool sweep) {
+  if (o.json) fmt::print("{}", benchToJsonLine(r, s));
+  else if (o.csv) { fmt::print("{}", benchToCsv(r, csvHeader)); csvHeader = false; }
+  else fmt::print("{}\n", sweep ? renderSweepText(r) : renderBenchText(r, static_cast<int>(s.gpus.size())));
+  std::fflush(stdout);
+}
+
+int run(const Options& o) {
+  if (o.list) {
+    for (const BenchTestcase& t : benchTestcases()) fmt::print("{:<18} {}\n", t.key, t.description);
+    return kExitOk;
+  }
+  if (o.samples < 1 || o.copies < 1 || o.copies > 64 || o.smBlocksPerSm < 1 || o.smBlocksPerSm > 32) {
+    fmt::print(stderr, "gpupeer bench: -i must be >= 1, --copies 1..64, --sm-blocks-per-sm 1..32\n");
+    return kExitUsage;
+  }
+  Result<std::size_t> bytes = parseByteSize(o.size);
+  if (!bytes.isOk()) return reportError(bytes.status());
+  if (bytes.value() == 0) {
+    fmt::print(stderr, "gpupeer bench: -s 0: a transfer needs at least one byte\n");
+    return kExitUsage;
+  }
+  Snapshot s = probeMachine();
+  if (s.gpus.empty()) {
+    fmt::print(stderr, "gpupeer bench: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
+    return kExitNotApplicable;
+  }
+  BenchOptions options;
+  options.bytes = bytes.value();
+  options.samples = o.samples;
+  options.copiesPerSample = o.copies;
+  options.verify = !o.noVerify;
+  options.smBlocksPerSm = o.smBlocksPerSm;
+  if (o.smKernel != "vector" && o.smKernel != "bulk") {
+    fmt::print(stderr, "gpupeer bench: --sm-kernel takes vector or bulk, not '{}'\n", o.smKernel);
+    return kExitUsage;
+  }
+  options.smBulk = o.smKernel == "bulk";
+  if (!o.devices.empty()) {
+    auto list = parseDeviceList(o.devices, static_cast<int>(s.gpus.size()));
+    if (!list.isOk()) return reportError(list.status());
+    options.devices = list.value();
+  }
+  if (options.bytes % 16)
+    fmt::print(stderr, "gpupeer bench: note: {} bytes is not a multiple of 16; SM copies move the last {} byte(s) "
+                       "separately\n", options.bytes, options.bytes % 16);
+  bool csvHeader = true;
+  bool anyFailed = false;
+  if (o.sweep) {
+    auto pair = parseDeviceList(o.pair, static_cast<int>(s.gpus.size()));
+    if (!pair.isOk()) return reportError(pair.status());
+    if (pair.value().size() != 2) {
+      fmt::print(stderr, "gpupeer bench: --pair takes two devices, e.g. 0,1\n");
+      return kExitUsage;
+    }
+    auto b = parseByteSize(o.begin), e = parseByteSize(o.end);
+    if (!b.isOk()) return reportError(b.status());
+    if (!e.isOk()) return reportError(e.status());
+    auto sizes = sweepSizes(b.value(), e.value(), o.factor);
+    if (!sizes.isOk()) return reportError(sizes.status());
+    std::vector<std::string> keys = o.testcases.empty() ? std::vector<std::string>{"ce_write", "sm_write"} : splitList(o.testcases);
+    for (const std::string& key : keys) {
+      BenchResult r = runSweep(s, options, key, pair.value()[0], pair.value()[1], sizes.value());
+      anyFailed |= !r.error.empty();
+      emit(o, r, s, csvHeader, true);
+    }
+    return anyFailed ? kExitFailed : kExitOk;
+  }
+  std::vector<std::string> keys;
+  if (o.testcases.empty()) for (const BenchTestcase& t : benchTestcases()) keys.push_back(t.key);
+  else keys = splitList(o.testcases);
+  for (const std::string& key : keys) {
+    const BenchTestcase* t = findBenchTestcase(key);
+    if (!t) {
+      fmt::print(stderr, "gpupeer bench: unknown testcase '{}' (see --list); going on with the others\n", key);
+      anyFailed = true;
+      continue;
+    }
+    BenchResult r = t->run(s, options);
+    for (const BenchCell& c : r.cells) anyFailed |= c.note.rfind("FAIL", 0) == 0;
+    emit(o, r, s, csvHeader, false);
+  }
+  return anyFailed ? kExitFailed : kExitOk;
+}
+
+CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
+  auto opts = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand("bench", "Bandwidth and latency matrices and size sweeps (% of the link's limit)");
+  sub->add_option("-t,--testcase", opts->testcases, "comma-separated testcases (default: all; see --list)");
+  sub->add_option("-s,--size", opts->size, "bytes per copy, e.g. 512M (default), 1G, 4096");
+  sub->add_option("-i,--samples", opts->samples, "timed samples; the median is reported (default 3)");
+  sub->add_option("--copies", opts->copies, "copies per timed sample (default 8)");
+  sub->add_option("--sm-blocks-per-sm", opts->smBlocksPerSm, "SM copy kernel blocks of 512 threads per SM (default 2)");
+  sub->add_option("--sm-kernel", opts->smKernel, "SM copy kernel: vector (16-byte loads/stores) or bulk (Hopper bulk copies)");
+  sub->add_flag("--no-verify", opts->noVerify, "skip the data check after timing");
+  sub->add_option("-d,--devices", opts->devices, "GPUs to use, e.g. 0,1");
+  sub->add_flag("--json", opts->json, "one JSON line per testcase");
+  sub->add_flag("--csv", opts->csv, "CSV rows");
+  sub->add_flag("--list", opts->list, "list the testcases");
+  sub->add_flag("--sweep", opts->sweep, "bandwidth against size for one pair (-b, -e, -f, --pair, -t)");
+  sub->add_option("-b,--minbytes", opts->begin, "sweep start size (default 8)");
+  sub->add_option("-e,--maxbytes", opts->end, "sweep end size (default 1G)");
+  sub->add_option("-f,--stepfactor", opts->factor, "sweep size factor (default 2)");
+  sub->add_option("--pair", opts->pair, "sweep pair src,dst (default 0,1)");
+  sub->callback([opts, &exitCode] { exitCode = run(*opts); });
+});
+
+}  // namespace
+}  // namespace gpupeer::cli
