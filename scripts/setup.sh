@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what gpupeer needs from Debian's packages (only what is missing) and builds it.
+# Expects the CUDA toolkit in /usr/local/cuda (or CUDA_HOME). Usage: scripts/setup.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+packages=(cmake make g++ libgtest-dev nlohmann-json3-dev libre2-dev libcli11-dev libfmt-dev clang-format)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -x "$cuda_home/bin/nvcc" ]; then
+  echo "setup: no nvcc in $cuda_home/bin: install the CUDA 13 toolkit there or set CUDA_HOME" >&2
+  exit 1
+fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" >/dev/null
+cmake --build "$build" -j "$(nproc)"

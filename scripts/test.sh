@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, build, check formatting, run every test.
+# GPU tests (label gpu) skip with the reason where no GPU is visible.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+scripts/check_format.sh
+ctest --test-dir build --output-on-failure -j 2
