@@ -59,10 +59,10 @@ struct BenchOptions {
   int copiesPerSample = 8;         ///< copies in each timed batch
   int warmups = 1;
   bool verify = true;
-  int smBlocksPerSm = 2;           ///< grid of the vector SM copy kernel
-  bool smBulk = false;             ///< SM copies by Hopper bulk copies instead of 16-byte vectors
-  std::vector<int> devices;        ///< empty: all
-  int latencyHops = 20000;         ///< pointer-chase loads / ping-pong round trips
+  int smBlocksPerSm = 2;     ///< grid of the vector SM copy kernel
+  bool smBulk = false;       ///< SM copies by Hopper bulk copies instead of 16-byte vectors
+  std::vector<int> devices;  ///< empty: all
+  int latencyHops = 20000;   ///< pointer-chase loads / ping-pong round trips
 };
 
 /// A testcase: a key users type, a description, and a run function that may waive itself.

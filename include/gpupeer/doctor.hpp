@@ -18,7 +18,7 @@ enum class Severity { kInfo = 0, kWarning = 1, kError = 2 };
 const char* severityName(Severity s);  ///< "info", "warning", "error"
 
 struct Finding {
-  std::string rule;      ///< the rule that made it ("pcie-downtrained")
+  std::string rule;  ///< the rule that made it ("pcie-downtrained")
   Severity severity = Severity::kInfo;
   std::string title;     ///< one line
   std::string evidence;  ///< numbers and pairs
@@ -29,7 +29,7 @@ struct Finding {
 struct Measurements {
   std::optional<CheckReport> check;
   std::map<std::pair<int, int>, double> copyEngineGBps;  ///< one direction, copy engine
-  std::vector<std::string> notRun;                        ///< GPU actions that could not run, with why
+  std::vector<std::string> notRun;                       ///< GPU actions that could not run, with why
 };
 
 /// One rule: reads the snapshot (and measurements when non-null) and appends findings.
@@ -43,7 +43,7 @@ struct DoctorRule {
 const std::vector<DoctorRule>& doctorRules();
 
 struct DoctorReport {
-  std::string verdict;  ///< the one-line summary printed first
+  std::string verdict;            ///< the one-line summary printed first
   std::vector<Finding> findings;  ///< worst first
   std::vector<std::string> notRun;
   Severity worst() const;

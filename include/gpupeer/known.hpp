@@ -29,9 +29,7 @@ class Known {
   /// Why the value is unknown; empty when known.
   const std::string& reason() const { return value_ ? kEmpty : reason_; }
 
-  bool operator==(const Known& other) const {
-    return value_ == other.value_ && reason() == other.reason();
-  }
+  bool operator==(const Known& other) const { return value_ == other.value_ && reason() == other.reason(); }
 
  private:
   static inline const std::string kEmpty;

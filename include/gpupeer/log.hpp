@@ -20,10 +20,9 @@ void logLine(LogLevel level, const char* file, int line, std::string_view messag
 
 }  // namespace gpupeer
 
-#define GPUPEER_LOG(level, ...)                                                       \
-  do {                                                                                \
-    if (::gpupeer::logLevel() >= (level))                                             \
-      ::gpupeer::logLine((level), __FILE__, __LINE__, ::fmt::format(__VA_ARGS__));    \
+#define GPUPEER_LOG(level, ...)                                                                                        \
+  do {                                                                                                                 \
+    if (::gpupeer::logLevel() >= (level)) ::gpupeer::logLine((level), __FILE__, __LINE__, ::fmt::format(__VA_ARGS__)); \
   } while (0)
 #define GPUPEER_WARN(...) GPUPEER_LOG(::gpupeer::LogLevel::kWarn, __VA_ARGS__)
 #define GPUPEER_INFO(...) GPUPEER_LOG(::gpupeer::LogLevel::kInfo, __VA_ARGS__)

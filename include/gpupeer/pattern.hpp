@@ -39,10 +39,10 @@ inline std::uint64_t transferSeed(int src, int dst, std::uint64_t salt) {
 void fillPattern(std::uint8_t* out, std::size_t n, std::uint64_t seed, std::uint64_t start = 0);
 
 struct Mismatch {
-  std::size_t offset;     ///< from the start of the checked range
+  std::size_t offset;  ///< from the start of the checked range
   std::uint8_t expected;
   std::uint8_t actual;
-  std::size_t count;      ///< mismatching bytes in the range
+  std::size_t count;  ///< mismatching bytes in the range
 };
 
 /// The first byte of `data` that differs from the stream (bytes [start, start + n)), with the

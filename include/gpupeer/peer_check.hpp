@@ -33,7 +33,7 @@ std::vector<CheckCase> defaultCheckCases(std::size_t largeBytes = 32u << 20);
 struct MethodResult {
   CheckMethod method;
   CheckOutcome outcome = CheckOutcome::kSkip;
-  std::string detail;  ///< FAIL: first mismatch (case, offset, expected, actual); SKIP: why
+  std::string detail;              ///< FAIL: first mismatch (case, offset, expected, actual); SKIP: why
   bool stagedThroughHost = false;  ///< copy engine ran without peer access (driver staged it)
   int casesPassed = 0;
 };

@@ -20,9 +20,9 @@ inline constexpr int kSnapshotSchemaVersion = 1;
 enum class LinkRemote { kGpu, kSwitch, kCpu, kUnknown };
 
 struct NvLink {
-  int link = 0;                    ///< link index on this GPU
-  bool active = false;             ///< nvmlDeviceGetNvLinkState == enabled
-  Known<int> version;              ///< nvmlDeviceGetNvLinkVersion, raw value
+  int link = 0;         ///< link index on this GPU
+  bool active = false;  ///< nvmlDeviceGetNvLinkState == enabled
+  Known<int> version;   ///< nvmlDeviceGetNvLinkVersion, raw value
   LinkRemote remoteType = LinkRemote::kUnknown;
   Known<std::string> remoteBusId;  ///< PCI bus id of the far end (a GPU or an NVSwitch)
   bool operator==(const NvLink&) const = default;
@@ -34,21 +34,21 @@ struct PcieLink {
 };
 
 struct Gpu {
-  int index = 0;                   ///< CUDA device ordinal in this process
+  int index = 0;  ///< CUDA device ordinal in this process
   std::string name;
   Known<std::string> uuid;
-  std::string pciBusId;            ///< "0000:18:00.0", lower case, as sysfs names it
-  int ccMajor = 0, ccMinor = 0;    ///< compute capability
+  std::string pciBusId;          ///< "0000:18:00.0", lower case, as sysfs names it
+  int ccMajor = 0, ccMinor = 0;  ///< compute capability
   std::uint64_t memoryBytes = 0;
   int smCount = 0;
   Known<bool> migEnabled;
-  Known<std::string> computeMode;  ///< "default", "exclusive-process", "prohibited"
-  Known<int> numaNode;             ///< sysfs numa_node; -1 is stored as unknown
-  Known<std::string> cpuAffinity;  ///< sysfs local_cpulist, e.g. "0-47,96-143"
-  Known<std::string> sysfsPath;    ///< resolved /sys/devices/... path, used to classify PCIe paths
+  Known<std::string> computeMode;     ///< "default", "exclusive-process", "prohibited"
+  Known<int> numaNode;                ///< sysfs numa_node; -1 is stored as unknown
+  Known<std::string> cpuAffinity;     ///< sysfs local_cpulist, e.g. "0-47,96-143"
+  Known<std::string> sysfsPath;       ///< resolved /sys/devices/... path, used to classify PCIe paths
   Known<std::string> iommuGroupType;  ///< "DMA", "DMA-FQ", "identity", ... from sysfs
   PcieLink pcie;
-  Known<std::string> fabricState;  ///< NVSwitch fabric: "not-supported", "completed", ...
+  Known<std::string> fabricState;      ///< NVSwitch fabric: "not-supported", "completed", ...
   Known<std::vector<NvLink>> nvlinks;  ///< unknown when NVML is missing
   bool operator==(const Gpu&) const = default;
 };
@@ -63,7 +63,7 @@ struct PeerPair {
   Known<bool> arrayAccess;         ///< cudaDevP2PAttrCudaArrayAccessSupported
   Known<std::string> nvmlP2pRead;  ///< nvidia-smi topo -p2p r code: OK, CNS, GNS, TNS, NS, DR, U
   Known<std::string> nvmlP2pWrite;
-  Known<std::string> pciPath;      ///< PIX, PXB, PHB, NODE, SYS (from NVML, else sysfs)
+  Known<std::string> pciPath;  ///< PIX, PXB, PHB, NODE, SYS (from NVML, else sysfs)
   bool operator==(const PeerPair&) const = default;
 };
 
@@ -75,7 +75,7 @@ struct BridgeAcs {
 };
 
 struct Platform {
-  Known<std::string> iommu;        ///< "off", "passthrough", "translated"
+  Known<std::string> iommu;  ///< "off", "passthrough", "translated"
   Known<std::string> kernelCmdline;
   Known<std::vector<BridgeAcs>> acs;
   Known<std::string> processCpuAffinity;  ///< this process's allowed CPUs, as a cpulist
@@ -84,17 +84,17 @@ struct Platform {
 
 struct Snapshot {
   int schemaVersion = kSnapshotSchemaVersion;
-  std::string capturedAt;          ///< ISO 8601 UTC
+  std::string capturedAt;  ///< ISO 8601 UTC
   std::string hostname;
-  std::string description;         ///< free text: "probed", or what a fixture models
-  Known<std::string> driverVersion;     ///< "580.159.04"
-  Known<int> cudaDriverVersion;         ///< 13000
+  std::string description;           ///< free text: "probed", or what a fixture models
+  Known<std::string> driverVersion;  ///< "580.159.04"
+  Known<int> cudaDriverVersion;      ///< 13000
   Known<int> cudaRuntimeVersion;
-  Known<std::string> nvmlVersion;       ///< unknown with the dlopen/init reason
-  Known<int> ncclVersion;               ///< 22803 from ncclGetVersion, via dlopen
-  Known<int> deviceCount;               ///< unknown: no driver / no device, with the reason
+  Known<std::string> nvmlVersion;  ///< unknown with the dlopen/init reason
+  Known<int> ncclVersion;          ///< 22803 from ncclGetVersion, via dlopen
+  Known<int> deviceCount;          ///< unknown: no driver / no device, with the reason
   std::vector<Gpu> gpus;
-  std::vector<PeerPair> pairs;          ///< every ordered pair, src != dst
+  std::vector<PeerPair> pairs;  ///< every ordered pair, src != dst
   Platform platform;
   std::map<std::string, std::string> environment;  ///< the P2P-relevant variables that are set
   bool operator==(const Snapshot&) const = default;

@@ -44,7 +44,10 @@ class Status {
   const std::string& message() const { return message_; }
 
   // Context, added fluently at the failure site: Status(...).withCall("cudaMalloc").withDevice(0)
-  Status& withCall(std::string call) { call_ = std::move(call); return *this; }
+  Status& withCall(std::string call) {
+    call_ = std::move(call);
+    return *this;
+  }
   Status& withDevice(int ordinal, std::string busId = {});
   Status& withApiError(std::string name, std::string text) {
     apiErrorName_ = std::move(name);
@@ -52,7 +55,10 @@ class Status {
     return *this;
   }
   Status& withLocation(const char* file, int line);
-  Status& withKbId(std::string id) { kbId_ = std::move(id); return *this; }
+  Status& withKbId(std::string id) {
+    kbId_ = std::move(id);
+    return *this;
+  }
 
   const std::string& call() const { return call_; }
   const std::vector<int>& devices() const { return devices_; }
@@ -82,7 +88,7 @@ class Status {
 template <class T>
 class Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : data_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : data_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool isOk() const { return std::holds_alternative<T>(data_); }
@@ -97,13 +103,12 @@ class Result {
 };
 
 /// Builds a Status carrying this file and line.
-#define GPUPEER_ERROR(code, message) \
-  ::gpupeer::Status((code), (message)).withLocation(__FILE__, __LINE__)
+#define GPUPEER_ERROR(code, message) ::gpupeer::Status((code), (message)).withLocation(__FILE__, __LINE__)
 
 /// The one macro that passes errors up.
-#define GPUPEER_RETURN_IF_ERROR(expr)            \
-  do {                                           \
-    ::gpupeer::Status gpupeer_status_ = (expr);  \
+#define GPUPEER_RETURN_IF_ERROR(expr)                    \
+  do {                                                   \
+    ::gpupeer::Status gpupeer_status_ = (expr);          \
     if (!gpupeer_status_.isOk()) return gpupeer_status_; \
   } while (0)
 

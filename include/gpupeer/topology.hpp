@@ -16,8 +16,8 @@ namespace gpupeer {
 /// PIX (at most one PCIe switch between them), PXB (several bridges, no host bridge),
 /// PHB (through one host bridge), NODE (two host bridges of one NUMA node),
 /// SYS (across NUMA nodes). Empty when a path cannot be parsed.
-std::string classifyPciPath(const std::string& sysfsA, const std::string& sysfsB,
-                            const Known<int>& numaA, const Known<int>& numaB);
+std::string classifyPciPath(const std::string& sysfsA, const std::string& sysfsB, const Known<int>& numaA,
+                            const Known<int>& numaB);
 
 /// NVLinks that join GPUs a and b: direct links between them, or, on NVSwitch machines,
 /// the smaller of the two GPUs' active switch links (as `nvidia-smi topo -m` counts them).

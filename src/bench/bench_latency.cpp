@@ -94,8 +94,8 @@ Result<Stats> measurePingPong(const BenchOptions& o, int a, int b) {
     GPUPEER_CUDA_CHECK(b, cudaMemset(flagB.get(), 0, 256));
     GPUPEER_CUDA_CHECK(b, cudaDeviceSynchronize());
     // The responder starts first and waits; the initiator's kernel time covers all rounds.
-    GPUPEER_CUDA_CHECK(b, launchPingPong(fb, fa, rounds, false, kWaitTimeoutNs,
-                                         static_cast<std::uint32_t*>(stallB.get()), sb.get()));
+    GPUPEER_CUDA_CHECK(
+        b, launchPingPong(fb, fa, rounds, false, kWaitTimeoutNs, static_cast<std::uint32_t*>(stallB.get()), sb.get()));
     GPUPEER_CUDA_CHECK(a, cudaSetDevice(a));
     auto t = timeKernel(a, sa.get(), [&] {
       return launchPingPong(fa, fb, rounds, true, kWaitTimeoutNs, static_cast<std::uint32_t*>(stallA.get()), sa.get());
@@ -127,7 +127,8 @@ Result<Stats> measureSmallCopy(const BenchOptions& o, int src, int dst) {
   GPUPEER_RETURN_IF_ERROR(timer.init());
   void* d = to.get();
   const void* s = from.get();
-  std::vector<TimedLane> lanes = {{src, stream.get(), [=](cudaStream_t st) { return cudaMemcpyPeerAsync(d, dst, s, src, 4, st); }}};
+  std::vector<TimedLane> lanes = {
+      {src, stream.get(), [=](cudaStream_t st) { return cudaMemcpyPeerAsync(d, dst, s, src, 4, st); }}};
   // Up to 64 queued copies: more could fill the launch queue while the gate holds it.
   auto warm = timer.time(lanes, 8);
   if (!warm.isOk()) return warm.status();

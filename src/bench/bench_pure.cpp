@@ -24,18 +24,25 @@ Stats summarize(std::vector<double> values) {
 Result<std::size_t> parseByteSize(const std::string& text) {
   size_t pos = 0;
   while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
-  if (pos == 0) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("size '{}' does not start with a number", text));
+  if (pos == 0)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("size '{}' does not start with a number", text));
   std::string unit = text.substr(pos);
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
   if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
   int shift = 0;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "K") shift = 10;
-  else if (unit == "M") shift = 20;
-  else if (unit == "G") shift = 30;
-  else if (unit == "T") shift = 40;
-  else return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("size '{}': unknown unit (use K, M, G)", text));
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K")
+    shift = 10;
+  else if (unit == "M")
+    shift = 20;
+  else if (unit == "G")
+    shift = 30;
+  else if (unit == "T")
+    shift = 40;
+  else
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("size '{}': unknown unit (use K, M, G)", text));
   if (pos > 15) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("size '{}' is too large", text));
   std::size_t value = std::stoull(text.substr(0, pos));
   if (value > (std::size_t{1} << (62 - shift)))
@@ -45,12 +52,14 @@ Result<std::size_t> parseByteSize(const std::string& text) {
 
 Result<std::vector<std::size_t>> sweepSizes(std::size_t begin, std::size_t end, double factor) {
   if (begin == 0) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "sweep start size must be at least 1 byte");
-  if (end < begin) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("sweep end {} is below its start {}", end, begin));
+  if (end < begin)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("sweep end {} is below its start {}", end, begin));
   if (!(factor > 1.0)) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "sweep factor must be greater than 1");
   std::vector<std::size_t> out;
   for (double size = static_cast<double>(begin); size <= static_cast<double>(end) * (1 + 1e-9); size *= factor) {
     out.push_back(static_cast<std::size_t>(std::llround(size)));
-    if (out.size() > 256) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "sweep has more than 256 sizes; use a larger factor");
+    if (out.size() > 256)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "sweep has more than 256 sizes; use a larger factor");
   }
   return out;
 }

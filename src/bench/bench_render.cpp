@@ -42,7 +42,9 @@ std::string renderBenchText(const BenchResult& r, int gpuCount) {
   if (!r.waived.empty()) return out + "  WAIVED: " + r.waived + "\n";
   if (!r.error.empty()) return out + "  ERROR: " + r.error + "\n";
   if (isMatrix(r) && r.key != "latency_pingpong") {
-    const char* rowName = r.key == "latency_chase" ? "memory" : (r.key.rfind("sm_read", 0) == 0 || r.key == "ce_read") ? "src" : "src";
+    const char* rowName = r.key == "latency_chase"                                 ? "memory"
+                          : (r.key.rfind("sm_read", 0) == 0 || r.key == "ce_read") ? "src"
+                                                                                   : "src";
     out += fmt::format("  {:<10}", rowName);
     for (int col = 0; col < gpuCount; ++col) out += fmt::format("{:>20}", fmt::format("dst GPU{}", col));
     out += "\n";
@@ -98,9 +100,10 @@ std::string benchToJsonLine(const BenchResult& r, const Snapshot& s) {
   if (!r.error.empty()) j["error"] = r.error;
   j["cells"] = nlohmann::ordered_json::array();
   for (const BenchCell& c : r.cells) {
-    nlohmann::ordered_json cj = {{"label", c.label}, {"src", c.row}, {"dst", c.col}, {"bytes", c.bytes},
-                                 {"median", c.value.median}, {"min", c.value.min}, {"max", c.value.max},
-                                 {"samples", c.value.samples}, {"verified", c.verified}};
+    nlohmann::ordered_json cj = {
+        {"label", c.label},         {"src", c.row},       {"dst", c.col},       {"bytes", c.bytes},
+        {"median", c.value.median}, {"min", c.value.min}, {"max", c.value.max}, {"samples", c.value.samples},
+        {"verified", c.verified}};
     if (c.theoreticalGBps > 0) cj["percentOfLink"] = 100 * c.value.median / c.theoreticalGBps;
     if (!c.note.empty()) cj["note"] = c.note;
     j["cells"].push_back(cj);
@@ -113,7 +116,8 @@ std::string benchToCsv(const BenchResult& r, bool header) {
   std::string out = header ? "testcase,label,src,dst,bytes,median,min,max,samples,percent_of_link,verified,note\n" : "";
   for (const BenchCell& c : r.cells) {
     std::string note = c.note;
-    for (char& ch : note) if (ch == ',' || ch == '\n') ch = ';';
+    for (char& ch : note)
+      if (ch == ',' || ch == '\n') ch = ';';
     out += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{}\n", r.key, c.label, c.row, c.col, c.bytes,
                        c.value.median, c.value.min, c.value.max, c.value.samples,
                        c.theoreticalGBps > 0 ? fmt::format("{:.1f}", 100 * c.value.median / c.theoreticalGBps) : "",

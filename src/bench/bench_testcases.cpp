@@ -68,13 +68,27 @@ BenchResult pairwise(const Snapshot& s, const BenchOptions& o, const char* key, 
   return r;
 }
 
-BenchResult ceRead(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "ce_read", {Engine::kCopyEngine, Driver::kDestination}, false); }
-BenchResult ceWrite(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "ce_write", {Engine::kCopyEngine, Driver::kSource}, false); }
-BenchResult ceBidir(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "ce_bidir", {Engine::kCopyEngine, Driver::kSource}, true); }
-BenchResult smRead(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_read", {Engine::kSm, Driver::kDestination}, false); }
-BenchResult smCopy(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_copy", {Engine::kSmPushPull, Driver::kSource}, false); }
-BenchResult smWrite(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_write", {Engine::kSm, Driver::kSource}, false); }
-BenchResult smBidir(const Snapshot& s, const BenchOptions& o) { return pairwise(s, o, "sm_bidir", {Engine::kSm, Driver::kSource}, true); }
+BenchResult ceRead(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "ce_read", {Engine::kCopyEngine, Driver::kDestination}, false);
+}
+BenchResult ceWrite(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "ce_write", {Engine::kCopyEngine, Driver::kSource}, false);
+}
+BenchResult ceBidir(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "ce_bidir", {Engine::kCopyEngine, Driver::kSource}, true);
+}
+BenchResult smRead(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "sm_read", {Engine::kSm, Driver::kDestination}, false);
+}
+BenchResult smCopy(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "sm_copy", {Engine::kSmPushPull, Driver::kSource}, false);
+}
+BenchResult smWrite(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "sm_write", {Engine::kSm, Driver::kSource}, false);
+}
+BenchResult smBidir(const Snapshot& s, const BenchOptions& o) {
+  return pairwise(s, o, "sm_bidir", {Engine::kSm, Driver::kSource}, true);
+}
 BenchResult ceNoP2p(const Snapshot& s, const BenchOptions& o) {
   return pairwise(s, o, "ce_no_p2p", {Engine::kCopyEngine, Driver::kSource, false}, false, false);
 }
@@ -89,7 +103,8 @@ BenchResult fanned(const Snapshot& s, const BenchOptions& o, const char* key, bo
   for (int hub : devices) {
     std::vector<Transfer> t;
     for (int other : devices)
-      if (other != hub && peerCapable(s, hub, other)) t.push_back(outward ? Transfer{hub, other} : Transfer{other, hub});
+      if (other != hub && peerCapable(s, hub, other))
+        t.push_back(outward ? Transfer{hub, other} : Transfer{other, hub});
     if (t.empty()) continue;
     auto cells = bench::measureTransfers(s, o, {Engine::kCopyEngine, Driver::kSource}, t, o.bytes);
     BenchCell total;
@@ -150,11 +165,13 @@ BenchResult latency(const Snapshot& s, const BenchOptions& o, const char* key) {
         continue;
       }
       // Pointer chase: GPU b (row's peer) loads from GPU a's memory; the row names the memory owner.
-      Result<Stats> v = k == "latency_chase" ? bench::measurePointerChase(o, b, a)
+      Result<Stats> v = k == "latency_chase"      ? bench::measurePointerChase(o, b, a)
                         : k == "latency_pingpong" ? bench::measurePingPong(o, a, b)
                                                   : bench::measureSmallCopy(o, a, b);
-      if (v.isOk()) c.value = v.value();
-      else c.note = "FAIL: " + v.status().toString();
+      if (v.isOk())
+        c.value = v.value();
+      else
+        c.note = "FAIL: " + v.status().toString();
       r.cells.push_back(c);
     }
   }
@@ -168,21 +185,32 @@ BenchResult latencyCe(const Snapshot& s, const BenchOptions& o) { return latency
 
 const std::vector<BenchTestcase>& benchTestcases() {
   static const std::vector<BenchTestcase> kCases = {
-      {"ce_read", "copy engine, destination GPU pulls from its peer (read), one direction at a time", BenchKind::kBandwidth, ceRead},
-      {"ce_write", "copy engine, source GPU pushes into its peer (write), one direction at a time", BenchKind::kBandwidth, ceWrite},
-      {"ce_bidir", "copy engine, both directions of a pair at once (each direction and the total)", BenchKind::kBandwidth, ceBidir},
-      {"sm_read", "SM kernel on the destination GPU loads peer memory (read), one direction", BenchKind::kBandwidth, smRead},
-      {"sm_write", "SM kernel on the source GPU stores into peer memory (write), one direction", BenchKind::kBandwidth, smWrite},
+      {"ce_read", "copy engine, destination GPU pulls from its peer (read), one direction at a time",
+       BenchKind::kBandwidth, ceRead},
+      {"ce_write", "copy engine, source GPU pushes into its peer (write), one direction at a time",
+       BenchKind::kBandwidth, ceWrite},
+      {"ce_bidir", "copy engine, both directions of a pair at once (each direction and the total)",
+       BenchKind::kBandwidth, ceBidir},
+      {"sm_read", "SM kernel on the destination GPU loads peer memory (read), one direction", BenchKind::kBandwidth,
+       smRead},
+      {"sm_write", "SM kernel on the source GPU stores into peer memory (write), one direction", BenchKind::kBandwidth,
+       smWrite},
       {"sm_bidir", "SM kernels writing both directions of a pair at once", BenchKind::kBandwidth, smBidir},
-      {"sm_copy", "SM kernels on both GPUs move one direction: the source pushes half, the destination pulls half", BenchKind::kBandwidth, smCopy},
-      {"ce_one_to_all", "copy engine, one GPU writes to every other GPU at once (sum per source)", BenchKind::kBandwidth, oneToAll},
-      {"ce_all_to_one", "copy engine, every other GPU writes into one GPU at once (sum per destination)", BenchKind::kBandwidth, allToOne},
+      {"sm_copy", "SM kernels on both GPUs move one direction: the source pushes half, the destination pulls half",
+       BenchKind::kBandwidth, smCopy},
+      {"ce_one_to_all", "copy engine, one GPU writes to every other GPU at once (sum per source)",
+       BenchKind::kBandwidth, oneToAll},
+      {"ce_all_to_one", "copy engine, every other GPU writes into one GPU at once (sum per destination)",
+       BenchKind::kBandwidth, allToOne},
       {"h2d", "copy engine, pinned host memory to each GPU", BenchKind::kBandwidth, h2d},
       {"d2h", "copy engine, each GPU to pinned host memory", BenchKind::kBandwidth, d2h},
-      {"ce_no_p2p", "copy engine between GPUs with peer access disabled: what CUDA's host-staged fallback costs", BenchKind::kBandwidth, ceNoP2p},
-      {"latency_chase", "load latency: dependent pointer chase by the column GPU through the row GPU's memory (us)", BenchKind::kLatency, latencyChase},
+      {"ce_no_p2p", "copy engine between GPUs with peer access disabled: what CUDA's host-staged fallback costs",
+       BenchKind::kBandwidth, ceNoP2p},
+      {"latency_chase", "load latency: dependent pointer chase by the column GPU through the row GPU's memory (us)",
+       BenchKind::kLatency, latencyChase},
       {"latency_ce", "time of one 4-byte copy-engine copy, issued back to back (us)", BenchKind::kLatency, latencyCe},
-      {"latency_pingpong", "one-way time of a flag ping-pong between two GPUs (us)", BenchKind::kLatency, latencyPingPong},
+      {"latency_pingpong", "one-way time of a flag ping-pong between two GPUs (us)", BenchKind::kLatency,
+       latencyPingPong},
   };
   return kCases;
 }
@@ -199,12 +227,18 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
   r.key = key + "_sweep";
   r.description = fmt::format("{} from GPU{} to GPU{} against size", key, src, dst);
   TransferSetup setup;
-  if (key == "ce_read") setup = {Engine::kCopyEngine, Driver::kDestination};
-  else if (key == "ce_write") setup = {Engine::kCopyEngine, Driver::kSource};
-  else if (key == "sm_read") setup = {Engine::kSm, Driver::kDestination};
-  else if (key == "sm_write") setup = {Engine::kSm, Driver::kSource};
-  else if (key == "sm_copy") setup = {Engine::kSmPushPull, Driver::kSource};
-  else if (key == "ce_no_p2p") setup = {Engine::kCopyEngine, Driver::kSource, false};
+  if (key == "ce_read")
+    setup = {Engine::kCopyEngine, Driver::kDestination};
+  else if (key == "ce_write")
+    setup = {Engine::kCopyEngine, Driver::kSource};
+  else if (key == "sm_read")
+    setup = {Engine::kSm, Driver::kDestination};
+  else if (key == "sm_write")
+    setup = {Engine::kSm, Driver::kSource};
+  else if (key == "sm_copy")
+    setup = {Engine::kSmPushPull, Driver::kSource};
+  else if (key == "ce_no_p2p")
+    setup = {Engine::kCopyEngine, Driver::kSource, false};
   else {
     r.error = fmt::format("the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy or ce_no_p2p, not '{}'", key);
     return r;
@@ -222,8 +256,10 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
     c.row = src;
     c.col = dst;
     c.label = formatBytes(bytes);
-    if (cells.isOk()) c = cells.value()[0], c.label = formatBytes(bytes);
-    else c.note = "FAIL: " + cells.status().toString();
+    if (cells.isOk())
+      c = cells.value()[0], c.label = formatBytes(bytes);
+    else
+      c.note = "FAIL: " + cells.status().toString();
     r.cells.push_back(c);
   }
   return r;

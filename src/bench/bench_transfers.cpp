@@ -2,8 +2,8 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 

@@ -29,11 +29,11 @@ const char* checkOutcomeName(CheckOutcome o) {
 
 std::vector<CheckCase> defaultCheckCases(std::size_t largeBytes) {
   return {
-      {1, 0, 0},                       // a single byte
-      {4093, 1, 3},                    // odd size, mutually misaligned: byte path
-      {(1u << 20) + 7, 13, 5},         // odd size, offsets that differ by 8
-      {largeBytes, 0, 0},              // aligned bulk
-      {largeBytes - 5, 7, 7},          // same misalignment on both sides: head, vectors, tail
+      {1, 0, 0},                // a single byte
+      {4093, 1, 3},             // odd size, mutually misaligned: byte path
+      {(1u << 20) + 7, 13, 5},  // odd size, offsets that differ by 8
+      {largeBytes, 0, 0},       // aligned bulk
+      {largeBytes - 5, 7, 7},   // same misalignment on both sides: head, vectors, tail
   };
 }
 
@@ -57,11 +57,12 @@ Result<std::vector<int>> parseDeviceList(const std::string& text, int deviceCoun
       used = 0;
     }
     if (item.empty() || used != item.size())
-      return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("device list '{}': '{}' is not a device number", text, item));
-    if (value < 0 || value >= deviceCount)
       return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                           fmt::format("device {} does not exist: {} GPU(s) visible (0 to {})", value,
-                                       deviceCount, deviceCount - 1));
+                           fmt::format("device list '{}': '{}' is not a device number", text, item));
+    if (value < 0 || value >= deviceCount)
+      return GPUPEER_ERROR(
+          ErrorCode::kInvalidArgument,
+          fmt::format("device {} does not exist: {} GPU(s) visible (0 to {})", value, deviceCount, deviceCount - 1));
     if (!seen.insert(value).second)
       return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("device {} is listed twice in '{}'", value, text));
     out.push_back(value);
@@ -80,8 +81,9 @@ std::string sizeText(std::size_t bytes) {
 }  // namespace
 
 std::string renderCheckReport(const CheckReport& r) {
-  std::string out = fmt::format("P2P check on {} GPU(s), {} ordered pair(s); each method moves {} cases:",
-                                r.devices.size(), r.pairs.size(), r.cases.size());
+  std::string out =
+      fmt::format("P2P check on {} GPU(s), {} ordered pair(s); each method moves {} cases:", r.devices.size(),
+                  r.pairs.size(), r.cases.size());
   for (const CheckCase& c : r.cases) out += fmt::format(" {}@+{}/+{}", sizeText(c.bytes), c.srcOffset, c.dstOffset);
   out += "\n(size@+source offset/+destination offset; every byte and the guard bytes around it verified)\n\n";
   out += fmt::format("  {:<14}{:<14}{:<14}{:<14}\n", "pair", "copy-engine", "kernel-read", "kernel-write");

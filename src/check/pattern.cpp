@@ -16,8 +16,7 @@ void fillPattern(std::uint8_t* out, std::size_t n, std::uint64_t seed, std::uint
   for (; i < n; ++i) out[i] = patternByte(seed, start + i);
 }
 
-std::optional<Mismatch> findMismatch(const std::uint8_t* data, std::size_t n, std::uint64_t seed,
-                                     std::uint64_t start) {
+std::optional<Mismatch> findMismatch(const std::uint8_t* data, std::size_t n, std::uint64_t seed, std::uint64_t start) {
   std::optional<Mismatch> first;
   for (std::size_t i = 0; i < n; ++i) {
     std::uint8_t want = patternByte(seed, start + i);

@@ -1,4 +1,6 @@
 // The device part of the P2P check: buffers, the three transfer methods, verification.
+#include "gpupeer/peer_check.hpp"
+
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -14,7 +16,6 @@
 #include "gpupeer/log.hpp"
 #include "gpupeer/pattern.hpp"
 #include "gpupeer/peer_access.hpp"
-#include "gpupeer/peer_check.hpp"
 
 namespace gpupeer {
 namespace {
@@ -114,12 +115,13 @@ class Checker {
     GPUPEER_CUDA_CHECK(dst, cudaMemcpy(readback_.bytes(), d.dst.get(), span, cudaMemcpyDeviceToHost));
     const std::uint8_t* got = readback_.bytes();
     if (auto m = findNotEqual(got, c.dstOffset, kPoison)) {
-      failure = fmt::format("{} byte(s) written before the destination, first at -{}", m->count, c.dstOffset - m->offset);
+      failure =
+          fmt::format("{} byte(s) written before the destination, first at -{}", m->count, c.dstOffset - m->offset);
     } else if (std::memcmp(got + c.dstOffset, expected, c.bytes) != 0) {
       auto mm = findMismatch(got + c.dstOffset, c.bytes, seed);
-      failure = fmt::format("{} of {} byte(s) wrong; first at offset {}: expected 0x{:02x}, got 0x{:02x}{}",
-                            mm->count, c.bytes, mm->offset, mm->expected, mm->actual,
-                            mm->actual == kPoison ? " (never written)" : "");
+      failure =
+          fmt::format("{} of {} byte(s) wrong; first at offset {}: expected 0x{:02x}, got 0x{:02x}{}", mm->count,
+                      c.bytes, mm->offset, mm->expected, mm->actual, mm->actual == kPoison ? " (never written)" : "");
     } else if (auto g = findNotEqual(got + c.dstOffset + c.bytes, kGuard, kPoison)) {
       failure = fmt::format("{} byte(s) written past the end of the destination, first at +{}", g->count, g->offset);
     }
@@ -141,8 +143,7 @@ Result<CheckReport> runPeerCheck(const Snapshot& snapshot, const CheckOptions& o
   if (report.devices.empty())
     for (const Gpu& g : snapshot.gpus) report.devices.push_back(g.index);
   if (report.devices.size() < 2) {
-    return GPUPEER_ERROR(ErrorCode::kUnsupported,
-                         fmt::format("P2P needs two GPUs; {} visible", report.devices.size()));
+    return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("P2P needs two GPUs; {} visible", report.devices.size()));
   }
   report.cases = defaultCheckCases(options.largeBytes);
   Checker checker(options, report.cases);
@@ -153,7 +154,8 @@ Result<CheckReport> runPeerCheck(const Snapshot& snapshot, const CheckOptions& o
       PairCheck pair{src, dst, {}};
       for (CheckMethod m : {CheckMethod::kCopyEngine, CheckMethod::kKernelRead, CheckMethod::kKernelWrite}) {
         pair.methods.push_back(checker.run(src, dst, m));
-        GPUPEER_INFO("check GPU{}->GPU{} {}: {}", src, dst, checkMethodName(m), checkOutcomeName(pair.methods.back().outcome));
+        GPUPEER_INFO("check GPU{}->GPU{} {}: {}", src, dst, checkMethodName(m),
+                     checkOutcomeName(pair.methods.back().outcome));
       }
       report.pairs.push_back(std::move(pair));
     }

@@ -50,8 +50,7 @@ void setLogLevel(LogLevel level) { gLevel.store(static_cast<int>(level)); }
 
 void logLine(LogLevel level, const char* file, int line, std::string_view message) {
   const char* base = std::strrchr(file, '/');
-  std::string text = fmt::format("gpupeer {} {}:{} {}\n", levelName(level),
-                                 base ? base + 1 : file, line, message);
+  std::string text = fmt::format("gpupeer {} {}:{} {}\n", levelName(level), base ? base + 1 : file, line, message);
   // One write() per line so lines from several threads do not interleave.
   ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
   (void)ignored;

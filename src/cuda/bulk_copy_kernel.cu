@@ -44,7 +44,8 @@ __global__ void bulkCopyKernel(std::uint8_t* dst, const std::uint8_t* src, std::
   __shared__ __align__(8) std::uint64_t bars[kStages];
   if (threadIdx.x != 0) return;
   const std::uint32_t base = sharedAddress(stage);
-  for (int s = 0; s < kStages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sharedAddress(&bars[s])));
+  for (int s = 0; s < kStages; ++s)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sharedAddress(&bars[s])));
   // The bulk copy engine (async proxy) must see the initialised barriers.
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -66,7 +67,8 @@ __global__ void bulkCopyKernel(std::uint8_t* dst, const std::uint8_t* src, std::
     // The store of chunk i-1 must have read its stage before chunk i+kStages-1 reuses it.
     asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
     std::size_t next = i + kStages - 1;
-    if (next < mine) loadChunk(base + (next % kStages) * kChunk, src + chunkAt(next), sharedAddress(&bars[next % kStages]));
+    if (next < mine)
+      loadChunk(base + (next % kStages) * kChunk, src + chunkAt(next), sharedAddress(&bars[next % kStages]));
   }
   // Stores must finish before the block's shared memory goes away.
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

@@ -10,8 +10,7 @@ namespace {
 constexpr int kUnroll = 4;
 constexpr int kThreads = 512;
 
-__global__ void copyVectorsKernel(uint4* __restrict__ dst, const uint4* __restrict__ src,
-                                  std::size_t count) {
+__global__ void copyVectorsKernel(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t count) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (; i + (kUnroll - 1) * stride < count; i += kUnroll * stride) {
@@ -58,7 +57,7 @@ cudaError_t launchSmCopy(void* dst, const void* src, std::size_t bytes, cudaStre
   auto s = reinterpret_cast<std::uintptr_t>(src);
   if (((d ^ s) & 15) != 0) {
     copyBytesKernel<<<blocks, kThreads, 0, stream>>>(static_cast<unsigned char*>(dst),
-                                                    static_cast<const unsigned char*>(src), bytes);
+                                                     static_cast<const unsigned char*>(src), bytes);
     return cudaGetLastError();
   }
   // Same alignment modulo 16: bytes up to the first 16-byte boundary, vectors, then the tail.

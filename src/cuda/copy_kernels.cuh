@@ -18,8 +18,8 @@ enum class SmCopyKernel {
 /// memory (the kernel runs on the current device). Any size and alignment: when both
 /// pointers share their alignment modulo 16 the body moves by `kernel`, else byte by byte.
 /// `blocks` 0 picks a grid for the current device.
-cudaError_t launchSmCopy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream,
-                         int blocks = 0, SmCopyKernel kernel = SmCopyKernel::kVector);
+cudaError_t launchSmCopy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream, int blocks = 0,
+                         SmCopyKernel kernel = SmCopyKernel::kVector);
 
 /// A kernel that spins until *flag becomes non-zero (set from the host through mapped
 /// memory) or `timeoutNs` passes. Used to hold back a batch of enqueued work so that the
@@ -36,8 +36,7 @@ cudaError_t launchFillPattern(void* dst, std::size_t bytes, unsigned long long s
 /// Counts bytes of `data` that differ from the pattern stream; *mismatches and *firstOffset
 /// (device memory, set to 0 and ~0 by the caller) receive the count and the lowest offset.
 cudaError_t launchVerifyPattern(const void* data, std::size_t bytes, unsigned long long seed,
-                                unsigned long long* mismatches, unsigned long long* firstOffset,
-                                cudaStream_t stream);
+                                unsigned long long* mismatches, unsigned long long* firstOffset, cudaStream_t stream);
 
 }  // namespace gpupeer
 

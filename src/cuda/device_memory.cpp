@@ -31,8 +31,10 @@ Status DeviceBuffer::allocate(int device, std::size_t bytes) {
     Status s = cudaFailure(err, "cudaMalloc", device, __FILE__, __LINE__);
     return Status(s.code(), fmt::format("cannot allocate {} bytes ({:.2f} GiB free of {:.2f} GiB)", bytes,
                                         freeBytes / 1073741824.0, total / 1073741824.0))
-        .withCall("cudaMalloc").withDevice(device, busIdOf(device))
-        .withApiError(s.apiErrorName(), s.apiErrorText()).withLocation(__FILE__, __LINE__);
+        .withCall("cudaMalloc")
+        .withDevice(device, busIdOf(device))
+        .withApiError(s.apiErrorName(), s.apiErrorText())
+        .withLocation(__FILE__, __LINE__);
   }
   size_ = bytes;
   device_ = device;

@@ -6,7 +6,8 @@ namespace {
 __global__ void pointerChaseKernel(const std::uint64_t* start, int hops, std::uint64_t* sink) {
   // ld.volatile keeps each load from being cached in L1, so every hop crosses the link.
   const std::uint64_t* p = start;
-  for (int i = 0; i < hops; ++i) p = reinterpret_cast<const std::uint64_t*>(*reinterpret_cast<const volatile std::uint64_t*>(p));
+  for (int i = 0; i < hops; ++i)
+    p = reinterpret_cast<const std::uint64_t*>(*reinterpret_cast<const volatile std::uint64_t*>(p));
   *sink = reinterpret_cast<std::uint64_t>(p);
 }
 
@@ -40,9 +41,15 @@ __global__ void pingPongKernel(volatile std::uint32_t* localFlag, volatile std::
   for (std::uint32_t i = 1; i <= static_cast<std::uint32_t>(rounds); ++i) {
     if (initiator) {
       storeRelease(peerFlag, i);
-      if (!waitFor(localFlag, i, timeoutNs)) { *stalledAt = i; return; }
+      if (!waitFor(localFlag, i, timeoutNs)) {
+        *stalledAt = i;
+        return;
+      }
     } else {
-      if (!waitFor(localFlag, i, timeoutNs)) { *stalledAt = i; return; }
+      if (!waitFor(localFlag, i, timeoutNs)) {
+        *stalledAt = i;
+        return;
+      }
       storeRelease(peerFlag, i);
     }
   }

@@ -16,7 +16,6 @@ cudaError_t launchPointerChase(const std::uint64_t* start, int hops, std::uint64
 /// memory) and waits for i in `localFlag`; the responder waits, then answers. Every wait gives
 /// up after `timeoutNs` and writes the round it stalled at into *stalledAt (0 = completed).
 cudaError_t launchPingPong(volatile std::uint32_t* localFlag, volatile std::uint32_t* peerFlag, int rounds,
-                           bool initiator, unsigned long long timeoutNs, std::uint32_t* stalledAt,
-                           cudaStream_t stream);
+                           bool initiator, unsigned long long timeoutNs, std::uint32_t* stalledAt, cudaStream_t stream);
 
 }  // namespace gpupeer

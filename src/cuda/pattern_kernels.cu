@@ -58,8 +58,7 @@ cudaError_t launchFillPattern(void* dst, std::size_t bytes, unsigned long long s
 }
 
 cudaError_t launchVerifyPattern(const void* data, std::size_t bytes, unsigned long long seed,
-                                unsigned long long* mismatches, unsigned long long* firstOffset,
-                                cudaStream_t stream) {
+                                unsigned long long* mismatches, unsigned long long* firstOffset, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
   verifyPatternKernel<<<blocksFor(bytes), kThreads, 0, stream>>>(static_cast<const std::uint8_t*>(data), bytes, seed,
                                                                  mismatches, firstOffset);

@@ -26,8 +26,11 @@ Status PeerAccess::enable(int accessor, int owner) {
   if (!can) {
     Status s(ErrorCode::kUnsupported,
              fmt::format("cudaDeviceCanAccessPeer({}, {}) = 0: the driver does not allow device {} "
-                         "to map device {}'s memory", accessor, owner, accessor, owner));
-    s.withCall("cudaDeviceCanAccessPeer").withDevice(accessor, busIdOf(accessor)).withDevice(owner, busIdOf(owner))
+                         "to map device {}'s memory",
+                         accessor, owner, accessor, owner));
+    s.withCall("cudaDeviceCanAccessPeer")
+        .withDevice(accessor, busIdOf(accessor))
+        .withDevice(owner, busIdOf(owner))
         .withApiError("cudaErrorPeerAccessUnsupported", "peer access is not supported between these two devices")
         .withKbId(kbIdForApiError("cudaErrorPeerAccessUnsupported"))
         .withLocation(__FILE__, __LINE__);

@@ -20,9 +20,10 @@ Status waitForStream(cudaStream_t stream, int device, double timeoutSeconds, con
     }
     double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > timeoutSeconds) {
-      Status s = GPUPEER_ERROR(ErrorCode::kTimeout,
-                               fmt::format("{} did not finish within {:.0f} s: the transfer is stuck "
-                                           "(peer writes that never arrive look like this)", what, timeoutSeconds));
+      Status s =
+          GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("{} did not finish within {:.0f} s: the transfer is stuck "
+                                                         "(peer writes that never arrive look like this)",
+                                                         what, timeoutSeconds));
       s.withDevice(device, busIdOf(device)).withKbId("platform/p2p-advertised-but-broken");
       return s;
     }

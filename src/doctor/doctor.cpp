@@ -62,9 +62,9 @@ std::string verdictLine(const Snapshot& s, const Measurements* m, const DoctorRe
   int okPairs = 0;
   for (const PeerPair& p : s.pairs) okPairs += p2pStatus(s, p.src, p.dst).state == P2pStatus::State::kOk;
   std::string head = okPairs == 0 ? fmt::format("P2P unavailable: {} error(s), {} warning(s)", errors, warnings)
-                     : errors ? fmt::format("P2P has problems: {} error(s), {} warning(s)", errors, warnings)
-                     : warnings ? fmt::format("P2P works with {} warning(s)", warnings)
-                                : std::string("P2P healthy");
+                     : errors     ? fmt::format("P2P has problems: {} error(s), {} warning(s)", errors, warnings)
+                     : warnings   ? fmt::format("P2P works with {} warning(s)", warnings)
+                                  : std::string("P2P healthy");
   std::string pairs = okPairs == static_cast<int>(s.pairs.size())
                           ? fmt::format("P2P on all {} pairs", okPairs)
                           : fmt::format("P2P on {} of {} pairs", okPairs, s.pairs.size());
@@ -88,8 +88,7 @@ DoctorReport diagnose(const Snapshot& snapshot, const Measurements* measured) {
   std::stable_sort(report.findings.begin(), report.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   if (!measured) {
-    report.notRun = {"P2P data check (needs the GPUs; run without --snapshot)",
-                     "bandwidth per pair (needs the GPUs)"};
+    report.notRun = {"P2P data check (needs the GPUs; run without --snapshot)", "bandwidth per pair (needs the GPUs)"};
   } else {
     report.notRun = measured->notRun;
   }

@@ -12,7 +12,8 @@ bool truthy(const std::string* v) { return v && !v->empty() && *v != "0" && *v !
 
 // NCCL's path ranks for NCCL_P2P_LEVEL: P2P is used when the pair's path is at most the level.
 int pathRank(const std::string& cls) {
-  static const std::map<std::string, int> kRank = {{"NVL", 1}, {"PIX", 2}, {"PXB", 3}, {"PHB", 4}, {"NODE", 5}, {"SYS", 6}};
+  static const std::map<std::string, int> kRank = {{"NVL", 1}, {"PIX", 2},  {"PXB", 3},
+                                                   {"PHB", 4}, {"NODE", 5}, {"SYS", 6}};
   auto it = kRank.find(cls);
   return it == kRank.end() ? -1 : it->second;
 }
@@ -20,7 +21,8 @@ int pathRank(const std::string& cls) {
 // Text values as NCCL >= 2.6 reads them; integers as the older numeric form
 // (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS).
 int levelRank(const std::string& level) {
-  static const std::map<std::string, int> kText = {{"LOC", 0}, {"NVL", 1}, {"PIX", 2}, {"PXB", 3}, {"PHB", 4}, {"SYS", 6}};
+  static const std::map<std::string, int> kText = {{"LOC", 0}, {"NVL", 1}, {"PIX", 2},
+                                                   {"PXB", 3}, {"PHB", 4}, {"SYS", 6}};
   static const int kNumeric[] = {0, 2, 3, 4, 6};
   std::string upper = level;
   std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
@@ -47,9 +49,10 @@ void p2pDisabledByEnvironment(const Snapshot& s, const Measurements*, Findings& 
       LinkLimit lim = theoreticalLinkLimit(s, pairs[0].first, pairs[0].second);
       double staged = stagedFallbackGBps(s, pairs[0].first, pairs[0].second);
       if (lim.known() && staged > 0)
-        cost = fmt::format("; GPU{}->GPU{} drops from {:.0f} GB/s ({}) to host staging bounded by ~{:.0f} GB/s, "
-                           "{:.0f}x less", pairs[0].first, pairs[0].second, lim.gbps, lim.description, staged,
-                           lim.gbps / staged);
+        cost = fmt::format(
+            "; GPU{}->GPU{} drops from {:.0f} GB/s ({}) to host staging bounded by ~{:.0f} GB/s, "
+            "{:.0f}x less",
+            pairs[0].first, pairs[0].second, lim.gbps, lim.description, staged, lim.gbps / staged);
     }
     bool nccl = std::string(name) == "NCCL_P2P_DISABLE";
     out.push_back({"p2p-disabled-env", pairs.empty() ? Severity::kInfo : Severity::kWarning,
@@ -65,7 +68,8 @@ void ncclP2pLevel(const Snapshot& s, const Measurements*, Findings& out) {
   if (!level) return;
   int rank = levelRank(*level);
   if (rank < 0) {
-    out.push_back({"nccl-p2p-level", Severity::kWarning, fmt::format("NCCL_P2P_LEVEL={} is not a value NCCL knows", *level),
+    out.push_back({"nccl-p2p-level", Severity::kWarning,
+                   fmt::format("NCCL_P2P_LEVEL={} is not a value NCCL knows", *level),
                    "valid: LOC, NVL, PIX, PXB, PHB, SYS (or 0-4 on old NCCL)", "nccl/p2p-level-semantics"});
     return;
   }

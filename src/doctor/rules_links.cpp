@@ -9,8 +9,8 @@ namespace {
 
 int activeLinks(const Gpu& g) {
   if (!g.nvlinks.known()) return -1;
-  return static_cast<int>(std::count_if(g.nvlinks.value().begin(), g.nvlinks.value().end(),
-                                        [](const NvLink& l) { return l.active; }));
+  return static_cast<int>(
+      std::count_if(g.nvlinks.value().begin(), g.nvlinks.value().end(), [](const NvLink& l) { return l.active; }));
 }
 
 bool onNvSwitch(const Snapshot& s) {
@@ -35,8 +35,8 @@ void nvlinkInactive(const Snapshot& s, const Measurements*, Findings& out) {
                             fmt::join(down, ","), activeLinks(g), g.nvlinks.value().size());
   }
   if (evidence.empty()) return;
-  out.push_back({"nvlink-inactive", Severity::kWarning, "NVLink links are down", evidence.substr(1),
-                 "nvlink/link-inactive"});
+  out.push_back(
+      {"nvlink-inactive", Severity::kWarning, "NVLink links are down", evidence.substr(1), "nvlink/link-inactive"});
 }
 
 void nvlinkFewerThanPeers(const Snapshot& s, const Measurements*, Findings& out) {
@@ -52,8 +52,8 @@ void nvlinkFewerThanPeers(const Snapshot& s, const Measurements*, Findings& out)
     int n = nvlinkCountBetween(s, p.src, p.dst);
     if (n > 0 && n < best) {
       pairs.push_back({p.src, p.dst});
-      counts += fmt::format("\n  GPU{}<->GPU{}: NV{} (others NV{}), {:.0f}% of the bandwidth", p.src, p.dst, n,
-                            best, 100.0 * n / best);
+      counts += fmt::format("\n  GPU{}<->GPU{}: NV{} (others NV{}), {:.0f}% of the bandwidth", p.src, p.dst, n, best,
+                            100.0 * n / best);
     }
   }
   if (pairs.empty()) return;
@@ -71,8 +71,8 @@ void fabricManager(const Snapshot& s, const Measurements*, Findings& out) {
   }
   if (evidence.empty()) return;
   out.push_back({"fabric-manager", Severity::kError,
-                 "NVSwitch fabric is not ready: GPUs lose NVLink P2P until Fabric Manager finishes",
-                 evidence.substr(1), "nvlink/fabric-manager-not-running"});
+                 "NVSwitch fabric is not ready: GPUs lose NVLink P2P until Fabric Manager finishes", evidence.substr(1),
+                 "nvlink/fabric-manager-not-running"});
 }
 
 void pcieDowntrained(const Snapshot& s, const Measurements*, Findings& out) {
@@ -80,11 +80,11 @@ void pcieDowntrained(const Snapshot& s, const Measurements*, Findings& out) {
   for (const Gpu& g : s.gpus) {
     const PcieLink& l = g.pcie;
     if (l.currentWidth.known() && l.maxWidth.known() && l.currentWidth.value() < l.maxWidth.value())
-      widthEvidence += fmt::format("\n  GPU{} ({}): x{} of x{}", g.index, g.pciBusId, l.currentWidth.value(),
-                                   l.maxWidth.value());
+      widthEvidence +=
+          fmt::format("\n  GPU{} ({}): x{} of x{}", g.index, g.pciBusId, l.currentWidth.value(), l.maxWidth.value());
     if (l.currentGen.known() && l.maxGen.known() && l.currentGen.value() < l.maxGen.value())
-      speedEvidence += fmt::format("\n  GPU{} ({}): Gen{} of Gen{}", g.index, g.pciBusId, l.currentGen.value(),
-                                   l.maxGen.value());
+      speedEvidence +=
+          fmt::format("\n  GPU{} ({}): Gen{} of Gen{}", g.index, g.pciBusId, l.currentGen.value(), l.maxGen.value());
   }
   // Width does not change with load; a narrow link is a hardware or slot problem.
   if (!widthEvidence.empty())

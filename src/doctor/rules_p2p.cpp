@@ -35,9 +35,11 @@ void p2pUnsupportedPairs(const Snapshot& s, const Measurements*, Findings& out) 
   const PeerPair& first = *s.findPair(pairs[0].first, pairs[0].second);
   double fallback = stagedFallbackGBps(s, first.src, first.dst);
   std::string cost = fallback > 0
-      ? fmt::format("Copies between them are staged through host memory, bounded by PCIe (~{:.0f} GB/s "
-                    "per direction in theory; CUDA's own staged copy reaches well under that).", fallback)
-      : "Copies between them are staged through host memory.";
+                         ? fmt::format(
+                               "Copies between them are staged through host memory, bounded by PCIe (~{:.0f} GB/s "
+                               "per direction in theory; CUDA's own staged copy reaches well under that).",
+                               fallback)
+                         : "Copies between them are staged through host memory.";
   out.push_back({"p2p-unsupported", Severity::kWarning,
                  fmt::format("P2P is not available on {} of {} ordered pairs", pairs.size(), s.pairs.size()),
                  pairList(pairs) + reasons + "\n  " + cost, "cuda/peer-access-unsupported-by-hardware"});
@@ -53,8 +55,7 @@ void p2pCapabilityDisagrees(const Snapshot& s, const Measurements*, Findings& ou
     if (nvmlOk != p.canAccessPeer.value()) pairs.push_back({p.src, p.dst});
   }
   if (pairs.empty()) return;
-  out.push_back({"p2p-capability-disagrees", Severity::kWarning,
-                 "CUDA and NVML disagree about P2P",
+  out.push_back({"p2p-capability-disagrees", Severity::kWarning, "CUDA and NVML disagree about P2P",
                  pairList(pairs) + ": cudaDeviceCanAccessPeer and nvmlDeviceGetP2PStatus give different "
                                    "answers; trust only the data check (gpupeer check)",
                  "platform/p2p-advertised-but-broken"});
@@ -75,11 +76,12 @@ void p2pCheckFailures(const Snapshot& s, const Measurements* m, Findings& out) {
     }
   }
   if (failures == 0) return;
-  out.push_back({"p2p-data-check", Severity::kError,
-                 advertisedButBroken
-                     ? fmt::format("The driver reports P2P, but {} data check(s) delivered wrong or no data", advertisedButBroken)
-                     : fmt::format("{} data check(s) failed", failures),
-                 evidence.substr(1), "platform/p2p-advertised-but-broken"});
+  out.push_back(
+      {"p2p-data-check", Severity::kError,
+       advertisedButBroken
+           ? fmt::format("The driver reports P2P, but {} data check(s) delivered wrong or no data", advertisedButBroken)
+           : fmt::format("{} data check(s) failed", failures),
+       evidence.substr(1), "platform/p2p-advertised-but-broken"});
 }
 
 }  // namespace gpupeer::rules

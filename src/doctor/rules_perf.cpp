@@ -13,8 +13,8 @@ void bandwidthBelowExpectation(const Snapshot& s, const Measurements* m, Finding
   for (const auto& [pair, gbps] : m->copyEngineGBps) {
     LinkLimit lim = theoreticalLinkLimit(s, pair.first, pair.second);
     if (!lim.known() || gbps >= kLowBandwidthShare * lim.gbps) continue;
-    evidence += fmt::format("\n  GPU{}->GPU{}: {:.1f} GB/s, {:.0f}% of {:.1f} GB/s ({})", pair.first, pair.second,
-                            gbps, 100 * gbps / lim.gbps, lim.gbps, lim.description);
+    evidence += fmt::format("\n  GPU{}->GPU{}: {:.1f} GB/s, {:.0f}% of {:.1f} GB/s ({})", pair.first, pair.second, gbps,
+                            100 * gbps / lim.gbps, lim.gbps, lim.description);
   }
   if (evidence.empty()) return;
   out.push_back({"bandwidth-low", Severity::kWarning,

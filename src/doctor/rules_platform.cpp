@@ -20,8 +20,7 @@ void iommuTranslated(const Snapshot& s, const Measurements*, Findings& out) {
   if (!s.platform.iommu.known() || s.platform.iommu.value() != "translated") return;
   auto pairs = pciePeerPairs(s);
   if (pairs.empty()) {
-    out.push_back({"iommu-translated", Severity::kInfo,
-                   "IOMMU translates DMA; no PCIe P2P pair is affected now",
+    out.push_back({"iommu-translated", Severity::kInfo, "IOMMU translates DMA; no PCIe P2P pair is affected now",
                    "IOMMU mode: translated", "platform/iommu-translated-corruption"});
     return;
   }
@@ -83,8 +82,8 @@ void exclusiveComputeMode(const Snapshot& s, const Measurements*, Findings& out)
       evidence += fmt::format("\n  GPU{}: compute mode {}", g.index, g.computeMode.value());
   if (evidence.empty()) return;
   out.push_back({"compute-mode", Severity::kWarning,
-                 "GPUs are not in the default compute mode: a second process cannot use them",
-                 evidence.substr(1), "cuda/exclusive-process-mode"});
+                 "GPUs are not in the default compute mode: a second process cannot use them", evidence.substr(1),
+                 "cuda/exclusive-process-mode"});
 }
 
 }  // namespace gpupeer::rules

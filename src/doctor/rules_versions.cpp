@@ -23,11 +23,11 @@ std::string ncclVersionText(int v) { return fmt::format("{}.{}.{}", v / 10000, (
 void driverTooOld(const Snapshot& s, const Measurements*, Findings& out) {
   if (!s.cudaDriverVersion.known() || !s.cudaRuntimeVersion.known()) return;
   if (s.cudaDriverVersion.value() >= s.cudaRuntimeVersion.value()) return;
-  out.push_back({"driver-too-old", Severity::kError,
-                 "The driver is older than the CUDA runtime",
-                 fmt::format("driver supports CUDA {}, runtime is CUDA {}", cudaVersionText(s.cudaDriverVersion.value()),
-                             cudaVersionText(s.cudaRuntimeVersion.value())),
-                 "driver/cuda-driver-too-old"});
+  out.push_back(
+      {"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime",
+       fmt::format("driver supports CUDA {}, runtime is CUDA {}", cudaVersionText(s.cudaDriverVersion.value()),
+                   cudaVersionText(s.cudaRuntimeVersion.value())),
+       "driver/cuda-driver-too-old"});
 }
 
 void nvmlMismatch(const Snapshot& s, const Measurements*, Findings& out) {

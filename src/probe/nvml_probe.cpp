@@ -17,8 +17,8 @@ Known<T> unknownFrom(const nvml::Api& api, const char* call, nvml::Return r) {
   return Known<T>::unknown(fmt::format("{}: {}", call, api.describe(r)));
 }
 
-Known<int> readUnsigned(const nvml::Api& api, nvml::Return (*fn)(nvml::Device, unsigned*),
-                        const char* call, nvml::Device dev) {
+Known<int> readUnsigned(const nvml::Api& api, nvml::Return (*fn)(nvml::Device, unsigned*), const char* call,
+                        nvml::Device dev) {
   if (!fn) return Known<int>::unknown(fmt::format("{} not in this NVML", call));
   unsigned value = 0;
   nvml::Return r = fn(dev, &value);
@@ -42,16 +42,16 @@ std::vector<NvLink> readLinks(const nvml::Api& api, nvml::Device dev) {
     else
       link.version = Known<int>::unknown("nvmlDeviceGetNvLinkVersion failed");
     nvml::PciInfo pci{};
-    if (api.deviceGetNvLinkRemotePciInfo &&
-        (r = api.deviceGetNvLinkRemotePciInfo(dev, l, &pci)) == nvml::kSuccess)
+    if (api.deviceGetNvLinkRemotePciInfo && (r = api.deviceGetNvLinkRemotePciInfo(dev, l, &pci)) == nvml::kSuccess)
       link.remoteBusId = sysfs::normalizeBusId(pci.busId);
     else
       link.remoteBusId = Known<std::string>::unknown("nvmlDeviceGetNvLinkRemotePciInfo failed");
     int type = -1;
-    if (api.deviceGetNvLinkRemoteDeviceType &&
-        api.deviceGetNvLinkRemoteDeviceType(dev, l, &type) == nvml::kSuccess) {
-      link.remoteType = type == 0 ? LinkRemote::kGpu : type == 2 ? LinkRemote::kSwitch
-                        : type == 1 ? LinkRemote::kCpu : LinkRemote::kUnknown;
+    if (api.deviceGetNvLinkRemoteDeviceType && api.deviceGetNvLinkRemoteDeviceType(dev, l, &type) == nvml::kSuccess) {
+      link.remoteType = type == 0   ? LinkRemote::kGpu
+                        : type == 2 ? LinkRemote::kSwitch
+                        : type == 1 ? LinkRemote::kCpu
+                                    : LinkRemote::kUnknown;
     }
     links.push_back(std::move(link));
   }
@@ -65,7 +65,7 @@ std::string p2pCode(int status) {
 
 std::string pathFromLevel(int level) {
   switch (level) {
-    case 0: return "PIX";   // same board (dual-GPU cards): at most one bridge
+    case 0: return "PIX";  // same board (dual-GPU cards): at most one bridge
     case 10: return "PIX";
     case 20: return "PXB";
     case 30: return "PHB";
@@ -115,7 +115,8 @@ void readNvml(Snapshot& s) {
       g.migEnabled = false;  // GPUs without MIG support cannot have it on
     else
       g.migEnabled = unknownFrom<bool>(*api, "nvmlDeviceGetMigMode", r);
-    g.pcie.currentGen = readUnsigned(*api, api->deviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration", dev);
+    g.pcie.currentGen =
+        readUnsigned(*api, api->deviceGetCurrPcieLinkGeneration, "nvmlDeviceGetCurrPcieLinkGeneration", dev);
     g.pcie.maxGen = readUnsigned(*api, api->deviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration", dev);
     g.pcie.currentWidth = readUnsigned(*api, api->deviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth", dev);
     g.pcie.maxWidth = readUnsigned(*api, api->deviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth", dev);

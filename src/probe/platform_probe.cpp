@@ -25,8 +25,10 @@ void readPlatform(Snapshot& s, const std::string& root) {
       anyKnown = true;
       if (g.iommuGroupType.value() != "identity") allIdentity = false;
     }
-    if (anyKnown) s.platform.iommu = std::string(allIdentity ? "passthrough" : "translated");
-    else s.platform.iommu = Known<std::string>::unknown("IOMMU present but GPU group types unreadable");
+    if (anyKnown)
+      s.platform.iommu = std::string(allIdentity ? "passthrough" : "translated");
+    else
+      s.platform.iommu = Known<std::string>::unknown("IOMMU present but GPU group types unreadable");
   }
 
   std::vector<BridgeAcs> bridges;
@@ -43,9 +45,8 @@ void readPlatform(Snapshot& s, const std::string& root) {
       } else if (auto ctl = sysfs::acsControlFromConfig(config.value())) {
         b.acsControl = *ctl;
       } else {
-        b.acsControl = Known<int>::unknown(config.value().size() <= 256
-                           ? "extended config space not readable (needs root)"
-                           : "no ACS capability");
+        b.acsControl = Known<int>::unknown(
+            config.value().size() <= 256 ? "extended config space not readable (needs root)" : "no ACS capability");
       }
       bridges.push_back(std::move(b));
     }
@@ -76,8 +77,10 @@ void readEnvironment(Snapshot& s) {
   using GetVersion = int (*)(int*);
   auto fn = reinterpret_cast<GetVersion>(dlsym(lib, "ncclGetVersion"));
   int version = 0;
-  if (fn && fn(&version) == 0) s.ncclVersion = version;
-  else s.ncclVersion = Known<int>::unknown("ncclGetVersion failed");
+  if (fn && fn(&version) == 0)
+    s.ncclVersion = version;
+  else
+    s.ncclVersion = Known<int>::unknown("ncclGetVersion failed");
   // Left open: NCCL may be used again later in this process (baselines).
 }
 

@@ -1,11 +1,11 @@
 #include "gpupeer/probe.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <fmt/format.h>
 
 #include "probe/probe_parts.hpp"
 #include "probe/sysfs.hpp"
@@ -48,9 +48,9 @@ Snapshot probeMachine(const ProbeOptions& options) {
       }
     }
     s.driverVersion = version.empty()
-        ? Known<std::string>::unknown("no NVIDIA kernel module: " +
-                                      (line.known() ? "unrecognised version line" : line.reason()))
-        : Known<std::string>(version);
+                          ? Known<std::string>::unknown("no NVIDIA kernel module: " +
+                                                        (line.known() ? "unrecognised version line" : line.reason()))
+                          : Known<std::string>(version);
   }
   probe::readSysfs(s, options.fsRoot);
   probe::readPlatform(s, options.fsRoot);
@@ -67,8 +67,7 @@ std::string whyNoGpu(const Snapshot& s) {
   if (!s.deviceCount.known()) {
     std::string why = s.deviceCount.reason();
     if (s.env("CUDA_VISIBLE_DEVICES"))
-      why += fmt::format("; CUDA_VISIBLE_DEVICES='{}' may hide or misname devices",
-                         *s.env("CUDA_VISIBLE_DEVICES"));
+      why += fmt::format("; CUDA_VISIBLE_DEVICES='{}' may hide or misname devices", *s.env("CUDA_VISIBLE_DEVICES"));
     return why;
   }
   if (s.deviceCount.value() == 0) return "the driver is loaded but reports no CUDA device";

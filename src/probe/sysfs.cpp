@@ -56,8 +56,10 @@ Known<std::vector<std::string>> list(const std::string& fsRoot, const std::strin
 std::optional<int> pcieGenFromSpeed(const std::string& speed) {
   double gts = 0;
   if (std::sscanf(speed.c_str(), "%lf GT/s", &gts) != 1) return std::nullopt;
-  struct { double gts; int gen; } const kTable[] = {
-      {2.5, 1}, {5.0, 2}, {8.0, 3}, {16.0, 4}, {32.0, 5}, {64.0, 6}};
+  struct {
+    double gts;
+    int gen;
+  } const kTable[] = {{2.5, 1}, {5.0, 2}, {8.0, 3}, {16.0, 4}, {32.0, 5}, {64.0, 6}};
   for (const auto& row : kTable)
     if (gts > row.gts - 0.1 && gts < row.gts + 0.1) return row.gen;
   return std::nullopt;
@@ -94,8 +96,7 @@ std::vector<std::string> bridgesOnPath(const std::string& sysfsPath) {
 
 std::string normalizeBusId(const std::string& busId) {
   unsigned domain = 0, bus = 0, device = 0, function = 0;
-  if (std::sscanf(busId.c_str(), "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4)
-    return busId;
+  if (std::sscanf(busId.c_str(), "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4) return busId;
   char out[32];
   std::snprintf(out, sizeof out, "%04x:%02x:%02x.%x", domain & 0xffff, bus, device, function);
   return out;

@@ -73,8 +73,8 @@ void readSysfs(Snapshot& s, const std::string& root) {
       continue;
     }
     std::string cls = classifyPciPath(a->sysfsPath.value(), b->sysfsPath.value(), a->numaNode, b->numaNode);
-    p.pciPath = cls.empty() ? Known<std::string>::unknown("sysfs path not under /sys/devices/pci*")
-                            : Known<std::string>(cls);
+    p.pciPath =
+        cls.empty() ? Known<std::string>::unknown("sysfs path not under /sys/devices/pci*") : Known<std::string>(cls);
   }
 }
 

@@ -20,13 +20,26 @@ const std::string* Snapshot::env(const std::string& name) const {
 }
 
 const std::vector<std::string>& p2pRelevantEnvironmentVariables() {
-  static const std::vector<std::string> kNames = {
-      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING",
-      "CUDA_MODULE_LOADING", "GPUPEER_P2P_DISABLE", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
-      "NCCL_P2P_DIRECT_DISABLE", "NCCL_P2P_USE_CUDA_MEMCPY", "NCCL_SHM_DISABLE",
-      "NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE", "NCCL_CUMEM_HOST_ENABLE", "NCCL_IB_DISABLE",
-      "NCCL_ALGO", "NCCL_PROTO", "NCCL_DEBUG", "NCCL_IGNORE_DISABLED_P2P",
-      "NCCL_TOPO_FILE", "NVIDIA_VISIBLE_DEVICES"};
+  static const std::vector<std::string> kNames = {"CUDA_VISIBLE_DEVICES",
+                                                  "CUDA_DEVICE_ORDER",
+                                                  "CUDA_LAUNCH_BLOCKING",
+                                                  "CUDA_MODULE_LOADING",
+                                                  "GPUPEER_P2P_DISABLE",
+                                                  "NCCL_P2P_DISABLE",
+                                                  "NCCL_P2P_LEVEL",
+                                                  "NCCL_P2P_DIRECT_DISABLE",
+                                                  "NCCL_P2P_USE_CUDA_MEMCPY",
+                                                  "NCCL_SHM_DISABLE",
+                                                  "NCCL_NVLS_ENABLE",
+                                                  "NCCL_CUMEM_ENABLE",
+                                                  "NCCL_CUMEM_HOST_ENABLE",
+                                                  "NCCL_IB_DISABLE",
+                                                  "NCCL_ALGO",
+                                                  "NCCL_PROTO",
+                                                  "NCCL_DEBUG",
+                                                  "NCCL_IGNORE_DISABLED_P2P",
+                                                  "NCCL_TOPO_FILE",
+                                                  "NVIDIA_VISIBLE_DEVICES"};
   return kNames;
 }
 

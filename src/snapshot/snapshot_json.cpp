@@ -39,8 +39,7 @@ Json toJsonValue(const std::vector<NvLink>& links) {
 
 Json toJsonValue(const std::vector<BridgeAcs>& bridges) {
   Json out = Json::array();
-  for (const BridgeAcs& b : bridges)
-    out.push_back({{"busId", b.busId}, {"acsControl", knownToJson(b.acsControl)}});
+  for (const BridgeAcs& b : bridges) out.push_back({{"busId", b.busId}, {"acsControl", knownToJson(b.acsControl)}});
   return out;
 }
 
@@ -122,10 +121,9 @@ class Reader {
     } else if constexpr (std::is_integral_v<T>) {
       if (!v.is_number_integer()) throw FormatError{path, "expected an integer"};
       // get<int>() would silently truncate a value that does not fit.
-      bool fits = v.is_number_unsigned()
-                      ? v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<T>::max())
-                      : (v.get<std::int64_t>() >= std::int64_t(std::numeric_limits<T>::min()) &&
-                         v.get<std::int64_t>() <= std::int64_t(std::numeric_limits<T>::max()));
+      bool fits = v.is_number_unsigned() ? v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<T>::max())
+                                         : (v.get<std::int64_t>() >= std::int64_t(std::numeric_limits<T>::min()) &&
+                                            v.get<std::int64_t>() <= std::int64_t(std::numeric_limits<T>::max()));
       if (!fits) throw FormatError{path, "integer out of range"};
     } else {
       if (!v.is_string()) throw FormatError{path, "expected a string"};
@@ -163,11 +161,16 @@ std::vector<NvLink> parseLinks(const Json& v, const std::string& path) {
     l.active = r.boolean("active");
     l.version = r.known<int>("version");
     std::string remote = r.str("remoteType");
-    if (remote == "gpu") l.remoteType = LinkRemote::kGpu;
-    else if (remote == "switch") l.remoteType = LinkRemote::kSwitch;
-    else if (remote == "cpu") l.remoteType = LinkRemote::kCpu;
-    else if (remote == "unknown") l.remoteType = LinkRemote::kUnknown;
-    else throw FormatError{r.join("remoteType"), "expected gpu, switch, cpu or unknown"};
+    if (remote == "gpu")
+      l.remoteType = LinkRemote::kGpu;
+    else if (remote == "switch")
+      l.remoteType = LinkRemote::kSwitch;
+    else if (remote == "cpu")
+      l.remoteType = LinkRemote::kCpu;
+    else if (remote == "unknown")
+      l.remoteType = LinkRemote::kUnknown;
+    else
+      throw FormatError{r.join("remoteType"), "expected gpu, switch, cpu or unknown"};
     l.remoteBusId = r.known<std::string>("remoteBusId");
     out.push_back(std::move(l));
   }
@@ -252,12 +255,10 @@ Snapshot parseSnapshot(const Json& root) {
   s.deviceCount = r.known<int>("deviceCount");
   const Json& gpus = r.field("gpus");
   if (!gpus.is_array()) throw FormatError{"gpus", "expected an array"};
-  for (size_t i = 0; i < gpus.size(); ++i)
-    s.gpus.push_back(parseGpu(Reader(gpus[i], fmt::format("gpus[{}]", i))));
+  for (size_t i = 0; i < gpus.size(); ++i) s.gpus.push_back(parseGpu(Reader(gpus[i], fmt::format("gpus[{}]", i))));
   const Json& pairs = r.field("pairs");
   if (!pairs.is_array()) throw FormatError{"pairs", "expected an array"};
-  for (size_t i = 0; i < pairs.size(); ++i)
-    s.pairs.push_back(parsePair(Reader(pairs[i], fmt::format("pairs[{}]", i))));
+  for (size_t i = 0; i < pairs.size(); ++i) s.pairs.push_back(parsePair(Reader(pairs[i], fmt::format("pairs[{}]", i))));
   Reader platform = r.child("platform");
   s.platform.iommu = platform.known<std::string>("iommu");
   s.platform.kernelCmdline = platform.known<std::string>("kernelCmdline");
@@ -275,14 +276,13 @@ void checkConsistency(const Snapshot& s) {
   for (size_t i = 0; i < s.gpus.size(); ++i)
     for (size_t j = i + 1; j < s.gpus.size(); ++j)
       if (s.gpus[i].index == s.gpus[j].index)
-        throw FormatError{fmt::format("gpus[{}].index", j),
-                          fmt::format("duplicate GPU index {}", s.gpus[j].index)};
+        throw FormatError{fmt::format("gpus[{}].index", j), fmt::format("duplicate GPU index {}", s.gpus[j].index)};
   for (size_t i = 0; i < s.pairs.size(); ++i) {
     const PeerPair& p = s.pairs[i];
     if (!s.findGpu(p.src) || !s.findGpu(p.dst) || p.src == p.dst)
-      throw FormatError{fmt::format("pairs[{}]", i),
-                        fmt::format("pair {}->{} does not name two different GPUs of the "
-                                    "snapshot", p.src, p.dst)};
+      throw FormatError{fmt::format("pairs[{}]", i), fmt::format("pair {}->{} does not name two different GPUs of the "
+                                                                 "snapshot",
+                                                                 p.src, p.dst)};
   }
 }
 
@@ -322,22 +322,26 @@ Result<Snapshot> snapshotFromJson(std::string_view text, std::string_view source
     // Turn the byte offset into line and column, which editors understand.
     size_t line = 1, column = 1;
     for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') { ++line; column = 1; } else { ++column; }
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
     }
     std::string what = e.what();
     if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
-    return GPUPEER_ERROR(ErrorCode::kParse,
-                         fmt::format("{}:{}:{}: not valid JSON (truncated or damaged "
-                                     "snapshot?): {}", sourceName, line, column, what));
+    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}:{}:{}: not valid JSON (truncated or damaged "
+                                                        "snapshot?): {}",
+                                                        sourceName, line, column, what));
   }
   try {
     Snapshot s = parseSnapshot(root);
     checkConsistency(s);
     return s;
   } catch (const FormatError& e) {
-    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: field '{}': {}", sourceName,
-                                                        e.path.empty() ? "(top)" : e.path,
-                                                        e.message));
+    return GPUPEER_ERROR(ErrorCode::kParse,
+                         fmt::format("{}: field '{}': {}", sourceName, e.path.empty() ? "(top)" : e.path, e.message));
   } catch (const Json::exception& e) {
     return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: {}", sourceName, e.what()));
   }
@@ -346,8 +350,8 @@ Result<Snapshot> snapshotFromJson(std::string_view text, std::string_view source
 Result<Snapshot> loadSnapshotFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open snapshot file '{}': {}",
-                                                           path, std::strerror(errno)));
+    return GPUPEER_ERROR(ErrorCode::kNotFound,
+                         fmt::format("cannot open snapshot file '{}': {}", path, std::strerror(errno)));
   }
   std::ostringstream buffer;
   buffer << in.rdbuf();

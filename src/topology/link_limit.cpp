@@ -14,8 +14,10 @@ int nvlinkCountBetween(const Snapshot& s, int a, int b) {
   int direct = 0, switchA = 0, switchB = 0;
   for (const NvLink& l : ga->nvlinks.value()) {
     if (!l.active) continue;
-    if (l.remoteType == LinkRemote::kSwitch) ++switchA;
-    else if (l.remoteBusId.known() && l.remoteBusId.value() == gb->pciBusId) ++direct;
+    if (l.remoteType == LinkRemote::kSwitch)
+      ++switchA;
+    else if (l.remoteBusId.known() && l.remoteBusId.value() == gb->pciBusId)
+      ++direct;
   }
   for (const NvLink& l : gb->nvlinks.value())
     if (l.active && l.remoteType == LinkRemote::kSwitch) ++switchB;

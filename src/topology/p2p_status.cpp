@@ -51,14 +51,12 @@ P2pStatus p2pStatus(const Snapshot& s, int src, int dst) {
   std::string path = topoCell(s, src, dst);
   out.reason = fmt::format("cudaDeviceCanAccessPeer({}, {}) = 0", src, dst);
   if (p->nvmlP2pRead.known() && p->nvmlP2pRead.value() != "OK")
-    out.reason += fmt::format("; NVML: {} ({})", p->nvmlP2pRead.value(),
-                              p2pCodeMeaning(p->nvmlP2pRead.value()));
+    out.reason += fmt::format("; NVML: {} ({})", p->nvmlP2pRead.value(), p2pCodeMeaning(p->nvmlP2pRead.value()));
   const Gpu* a = s.findGpu(src);
   const Gpu* b = s.findGpu(dst);
   if (a && b && a->name != b->name)
     out.reason += fmt::format("; different GPU models ({} and {}) rarely get P2P", a->name, b->name);
-  if (path == "SYS")
-    out.reason += "; the path crosses the link between CPU sockets";
+  if (path == "SYS") out.reason += "; the path crosses the link between CPU sockets";
   return out;
 }
 

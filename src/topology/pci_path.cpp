@@ -20,15 +20,14 @@ std::vector<std::string> components(const std::string& path) {
 
 }  // namespace
 
-std::string classifyPciPath(const std::string& sysfsA, const std::string& sysfsB,
-                            const Known<int>& numaA, const Known<int>& numaB) {
+std::string classifyPciPath(const std::string& sysfsA, const std::string& sysfsB, const Known<int>& numaA,
+                            const Known<int>& numaB) {
   std::vector<std::string> a = components(sysfsA), b = components(sysfsB);
   if (a.empty() || b.empty()) return "";
   if (a[0] != b[0]) {
     // Different host bridges. sysfs gives -1 (stored as unknown) on machines without NUMA,
     // so two unknown nodes mean one node.
-    bool sameNode = numaA.known() == numaB.known() &&
-                    (!numaA.known() || numaA.value() == numaB.value());
+    bool sameNode = numaA.known() == numaB.known() && (!numaA.known() || numaA.value() == numaB.value());
     return sameNode ? "NODE" : "SYS";
   }
   // Bridges are the components between the host bridge and the device itself.

@@ -50,13 +50,12 @@ std::string renderTopology(const Snapshot& s) {
       if (a.index == b.index) continue;
       P2pStatus st = p2pStatus(s, a.index, b.index);
       LinkLimit lim = theoreticalLinkLimit(s, a.index, b.index);
-      std::string rate = lim.known() ? fmt::format("{:.1f} GB/s ({})", lim.gbps, lim.description)
-                                     : "rate unknown";
-      std::string state = st.state == P2pStatus::State::kOk ? "OK"
+      std::string rate = lim.known() ? fmt::format("{:.1f} GB/s ({})", lim.gbps, lim.description) : "rate unknown";
+      std::string state = st.state == P2pStatus::State::kOk            ? "OK"
                           : st.state == P2pStatus::State::kUnsupported ? "NOT SUPPORTED"
                                                                        : "UNKNOWN";
-      out += fmt::format("  GPU{} -> GPU{}  {:<14} {:<5} {}\n", a.index, b.index, state,
-                         topoCell(s, a.index, b.index), rate);
+      out += fmt::format("  GPU{} -> GPU{}  {:<14} {:<5} {}\n", a.index, b.index, state, topoCell(s, a.index, b.index),
+                         rate);
       if (!st.reason.empty()) out += fmt::format("      why: {}\n", st.reason);
     }
   }
@@ -85,15 +84,15 @@ std::string topologyToJson(const Snapshot& s) {
       if (a.index == b.index) continue;
       P2pStatus st = p2pStatus(s, a.index, b.index);
       LinkLimit lim = theoreticalLinkLimit(s, a.index, b.index);
-      nlohmann::ordered_json pj = {
-          {"src", a.index},
-          {"dst", b.index},
-          {"path", topoCell(s, a.index, b.index)},
-          {"nvlinks", nvlinkCountBetween(s, a.index, b.index)},
-          {"p2p", st.state == P2pStatus::State::kOk ? "ok"
-                  : st.state == P2pStatus::State::kUnsupported ? "unsupported" : "unknown"},
-          {"p2pCode", st.code},
-          {"reason", st.reason}};
+      nlohmann::ordered_json pj = {{"src", a.index},
+                                   {"dst", b.index},
+                                   {"path", topoCell(s, a.index, b.index)},
+                                   {"nvlinks", nvlinkCountBetween(s, a.index, b.index)},
+                                   {"p2p", st.state == P2pStatus::State::kOk            ? "ok"
+                                           : st.state == P2pStatus::State::kUnsupported ? "unsupported"
+                                                                                        : "unknown"},
+                                   {"p2pCode", st.code},
+                                   {"reason", st.reason}};
       if (lim.known()) {
         pj["linkMedium"] = lim.medium;
         pj["theoreticalGBps"] = lim.gbps;

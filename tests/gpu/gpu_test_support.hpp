@@ -15,10 +15,9 @@ inline const Snapshot& machine() {
 
 }  // namespace gpupeer::testing
 
-#define GPUPEER_REQUIRE_GPUS(n)                                                               \
-  do {                                                                                        \
-    const auto& s_ = ::gpupeer::testing::machine();                                           \
-    if (static_cast<int>(s_.gpus.size()) < (n))                                               \
-      GTEST_SKIP() << "needs " << (n) << " GPU(s); " << s_.gpus.size()                        \
-                   << " visible: " << ::gpupeer::whyNoGpu(s_);                                \
+#define GPUPEER_REQUIRE_GPUS(n)                                                                                    \
+  do {                                                                                                             \
+    const auto& s_ = ::gpupeer::testing::machine();                                                                \
+    if (static_cast<int>(s_.gpus.size()) < (n))                                                                    \
+      GTEST_SKIP() << "needs " << (n) << " GPU(s); " << s_.gpus.size() << " visible: " << ::gpupeer::whyNoGpu(s_); \
   } while (0)

@@ -21,8 +21,8 @@ TEST(PeerCheckGpu, AllMethodsPassOnEveryPeerCapablePair) {
     EXPECT_EQ(p.methods[0].outcome, CheckOutcome::kPass) << p.methods[0].detail;
     for (const MethodResult& m : p.methods) {
       if (facts->canAccessPeer.valueOr(false)) {
-        EXPECT_EQ(m.outcome, CheckOutcome::kPass) << "GPU" << p.src << "->GPU" << p.dst << " "
-                                                  << checkMethodName(m.method) << ": " << m.detail;
+        EXPECT_EQ(m.outcome, CheckOutcome::kPass)
+            << "GPU" << p.src << "->GPU" << p.dst << " " << checkMethodName(m.method) << ": " << m.detail;
         EXPECT_EQ(m.casesPassed, static_cast<int>(report.value().cases.size()));
       }
     }

@@ -19,7 +19,8 @@ struct Shape {
 
 void copyAndVerify(int src, int dst, SmCopyKernel kernel, const Shape& shape) {
   SCOPED_TRACE(::testing::Message() << "GPU" << src << "->GPU" << dst << " " << shape.bytes << " B +" << shape.srcOffset
-                                  << "/+" << shape.dstOffset << (kernel == SmCopyKernel::kBulk ? " bulk" : " vector"));
+                                    << "/+" << shape.dstOffset
+                                    << (kernel == SmCopyKernel::kBulk ? " bulk" : " vector"));
   DeviceBuffer from, to, counters;
   ASSERT_TRUE(from.allocate(src, shape.bytes + shape.srcOffset).isOk());
   ASSERT_TRUE(to.allocate(dst, shape.bytes + shape.dstOffset + 64).isOk());
@@ -43,16 +44,17 @@ void copyAndVerify(int src, int dst, SmCopyKernel kernel, const Shape& shape) {
   ASSERT_EQ(cudaMemcpy(result, c, sizeof result, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(result[0], 0u) << "first wrong byte at " << result[1];
   std::vector<std::uint8_t> guard(64);
-  ASSERT_EQ(cudaMemcpy(guard.data(), to.bytes() + shape.dstOffset + shape.bytes, 64, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(guard.data(), to.bytes() + shape.dstOffset + shape.bytes, 64, cudaMemcpyDeviceToHost),
+            cudaSuccess);
   for (std::uint8_t b : guard) ASSERT_EQ(b, 0) << "written past the end";
 }
 
 const std::vector<Shape> kShapes = {
-    {100, 0, 0},                          // under one vector chunk
-    {32 * 1024, 0, 0},                    // exactly one bulk chunk
-    {32 * 1024 * 300 + 77, 5, 5},         // many chunks, an unaligned head and an odd tail
-    {(64u << 20) + 16, 0, 0},             // large, ends on a vector
-    {4099, 3, 8},                         // mutually misaligned: byte path
+    {100, 0, 0},                   // under one vector chunk
+    {32 * 1024, 0, 0},             // exactly one bulk chunk
+    {32 * 1024 * 300 + 77, 5, 5},  // many chunks, an unaligned head and an odd tail
+    {(64u << 20) + 16, 0, 0},      // large, ends on a vector
+    {4099, 3, 8},                  // mutually misaligned: byte path
 };
 
 TEST(SmCopyGpu, VectorAndBulkKernelsDeliverEveryByteToPeer) {

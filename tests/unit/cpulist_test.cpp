@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "gpupeer/cpulist.hpp"
+
+#include <gtest/gtest.h>
 
 namespace gpupeer {
 namespace {

@@ -163,7 +163,8 @@ TEST(DoctorRules, MeasuredBandwidthAndDataCheck) {
   EXPECT_NE(findingOf(slow, "bandwidth-asymmetric"), nullptr);
 
   CheckReport check;
-  check.pairs.push_back({0, 1, {{CheckMethod::kKernelWrite, CheckOutcome::kFail, "1 of 4093 byte(s) wrong", false, 0}}});
+  check.pairs.push_back(
+      {0, 1, {{CheckMethod::kKernelWrite, CheckOutcome::kFail, "1 of 4093 byte(s) wrong", false, 0}}});
   m.check = check;
   DoctorReport broken = diagnose(s, &m);
   ASSERT_FALSE(broken.findings.empty());

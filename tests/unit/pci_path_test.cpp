@@ -8,10 +8,10 @@ namespace {
 const Known<int> kNode0 = 0, kNode1 = 1;
 
 TEST(ClassifyPciPath, SameSwitchIsPix) {
-  EXPECT_EQ(classifyPciPath("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0",
-                            "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:10.0/0000:04:00.0",
-                            kNode0, kNode0),
-            "PIX");
+  EXPECT_EQ(
+      classifyPciPath("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0",
+                      "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:10.0/0000:04:00.0", kNode0, kNode0),
+      "PIX");
 }
 
 TEST(ClassifyPciPath, NestedSwitchesArePxb) {

@@ -87,9 +87,9 @@ TEST(AcsControlFromConfig, AcsAfterAnotherCapability) {
 
 TEST(AcsControlFromConfig, LongerChainAndHighControlBits) {
   ConfigSpace c(4096);
-  c.cap(0x100, 0x0001, 0x150, 2)        // AER
-      .cap(0x150, 0x0002, 0x200)        // virtual channel
-      .cap(0x200, 0x0010, 0xe00)        // SR-IOV
+  c.cap(0x100, 0x0001, 0x150, 2)       // AER
+      .cap(0x150, 0x0002, 0x200)       // virtual channel
+      .cap(0x200, 0x0010, 0xe00)       // SR-IOV
       .acs(0xe00, 0, 0x007f, 0x0a5d);  // control uses both bytes
   EXPECT_EQ(sysfs::acsControlFromConfig(c.bytes()), 0x0a5d);
 }
@@ -132,8 +132,7 @@ TEST(AcsControlFromConfig, LoopingOrCorruptChainsTerminate) {
 // ---- bridgesOnPath, normalizeBusId ------------------------------------------------------
 
 TEST(BridgesOnPath, BridgesBetweenHostBridgeAndDevice) {
-  EXPECT_EQ(sysfs::bridgesOnPath(
-                "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:00.0/0000:1a:00.0"),
+  EXPECT_EQ(sysfs::bridgesOnPath("/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:00.0/0000:1a:00.0"),
             (std::vector<std::string>{"0000:17:01.0", "0000:18:00.0", "0000:19:00.0"}));
   // A GPU straight on the host bridge (VMs): no bridge.
   EXPECT_TRUE(sysfs::bridgesOnPath("/sys/devices/pci0000:00/0000:00:06.0").empty());
@@ -154,17 +153,16 @@ class FakeRoot : public testing::Test {
  protected:
   void SetUp() override {
     const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    root_ = (fs::path(testing::TempDir()) /
-             (std::string("gpupeer_fakeroot_") + info->test_suite_name() + "_" + info->name() +
-              "_" + std::to_string(::getpid())))
+    root_ = (fs::path(testing::TempDir()) / (std::string("gpupeer_fakeroot_") + info->test_suite_name() + "_" +
+                                             info->name() + "_" + std::to_string(::getpid())))
                 .string();
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
   void TearDown() override {
     std::error_code ec;
-    fs::permissions(root_ + "/proc/cmdline", fs::perms::owner_read | fs::perms::owner_write,
-                    fs::perm_options::replace, ec);
+    fs::permissions(root_ + "/proc/cmdline", fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace,
+                    ec);
     fs::remove_all(root_, ec);
   }
   void write(const std::string& path, const std::string& text) {
@@ -176,8 +174,7 @@ class FakeRoot : public testing::Test {
   // A relative symlink, as sysfs makes them.
   void link(const std::string& path, const std::string& target) {
     fs::create_directories(fs::path(root_ + path).parent_path());
-    fs::create_directory_symlink(
-        fs::relative(root_ + target, fs::path(root_ + path).parent_path()), root_ + path);
+    fs::create_directory_symlink(fs::relative(root_ + target, fs::path(root_ + path).parent_path()), root_ + path);
   }
   ProbeOptions options() const {
     ProbeOptions o;
@@ -240,8 +237,7 @@ TEST_F(FakeRoot, IommuUnitsWithoutReadableGroupsAreUnknown) {
 TEST_F(FakeRoot, UnreadableCmdlineIsUnknownWithTheOsReason) {
   write("/proc/cmdline", "quiet\n");
   fs::permissions(root_ + "/proc/cmdline", fs::perms::none, fs::perm_options::replace);
-  if (::geteuid() == 0)
-    GTEST_SKIP() << "running as root: chmod 000 does not stop root from reading the file";
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: chmod 000 does not stop root from reading the file";
   Snapshot s = probeMachine(options());
   ASSERT_FALSE(s.platform.kernelCmdline.known());
   EXPECT_TRUE(contains(s.platform.kernelCmdline.reason(), "/proc/cmdline"));

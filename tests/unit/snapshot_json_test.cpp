@@ -1,5 +1,7 @@
 // Snapshot JSON: the fixtures load, write/read is lossless (unknowns keep their reasons), and
 // every kind of malformed input is refused with a kParse Status that names the problem.
+#include "gpupeer/snapshot_json.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "gpupeer/snapshot_json.hpp"
 #include "gpupeer/topology.hpp"
 
 namespace gpupeer {
@@ -44,7 +45,7 @@ testing::AssertionResult contains(const std::string& text, const std::string& ne
 
 // The fixtures this test suite and topology_fixture_test rely on.
 const std::vector<std::string> kFixtures = {
-    "snapshot_hgx_h100_8gpu.json",       "snapshot_pcie_4gpu_two_switches.json",
+    "snapshot_hgx_h100_8gpu.json",        "snapshot_pcie_4gpu_two_switches.json",
     "snapshot_consumer_2gpu_no_p2p.json", "snapshot_degraded_nvlink_pcie.json",
     "snapshot_mig_one_gpu.json",          "snapshot_h200_2gpu_captured.json"};
 
@@ -77,8 +78,7 @@ TEST_P(FixtureTest, LoadsAndIsConsistent) {
     const Gpu* b = s.findGpu(p.dst);
     ASSERT_TRUE(a->sysfsPath.known() && b->sysfsPath.known());
     ASSERT_TRUE(p.pciPath.known());
-    EXPECT_EQ(classifyPciPath(a->sysfsPath.value(), b->sysfsPath.value(), a->numaNode, b->numaNode),
-              p.pciPath.value())
+    EXPECT_EQ(classifyPciPath(a->sysfsPath.value(), b->sysfsPath.value(), a->numaNode, b->numaNode), p.pciPath.value())
         << "pair " << p.src << "->" << p.dst;
     // pciBusId is the last component of the sysfs path.
     EXPECT_TRUE(a->sysfsPath.value().ends_with("/" + a->pciBusId)) << a->sysfsPath.value();
@@ -144,8 +144,9 @@ Snapshot snapshotWithUnknowns() {
   s.capturedAt = "2026-01-02T03:04:05Z";
   s.hostname = "host-\"quoted\"\\slash";
   s.description = "unknowns everywhere; non-ASCII text: \xc3\xa9t\xc3\xa9";
-  s.driverVersion = Known<std::string>::unknown("no NVIDIA kernel module: /proc/driver/nvidia/version: "
-                                                "No such file or directory");
+  s.driverVersion = Known<std::string>::unknown(
+      "no NVIDIA kernel module: /proc/driver/nvidia/version: "
+      "No such file or directory");
   s.cudaDriverVersion = Known<int>::unknown("no CUDA driver (libcuda.so.1) found");
   s.cudaRuntimeVersion = 13000;
   s.nvmlVersion = Known<std::string>::unknown("cannot open libnvidia-ml.so.1");
@@ -219,8 +220,7 @@ Snapshot snapshotWithUnknowns() {
   s.platform.iommu = Known<std::string>::unknown("IOMMU present but GPU group types unreadable");
   s.platform.kernelCmdline = std::string("BOOT_IMAGE=/vmlinuz ro iommu=pt");
   s.platform.acs = std::vector<BridgeAcs>{
-      {"0000:17:01.0", 0x1d},
-      {"0000:18:00.0", Known<int>::unknown("extended config space not readable (needs root)")}};
+      {"0000:17:01.0", 0x1d}, {"0000:18:00.0", Known<int>::unknown("extended config space not readable (needs root)")}};
   s.platform.processCpuAffinity = Known<std::string>::unknown("sched_getaffinity failed");
   s.environment = {{"NCCL_P2P_DISABLE", "1"}, {"CUDA_VISIBLE_DEVICES", ""}};
   return s;
@@ -245,8 +245,7 @@ TEST(SnapshotJson, RoundTripKeepsUnknownsAndTheirReasons) {
   EXPECT_FALSE(b.ncclVersion.known());
   EXPECT_EQ(b.ncclVersion.reason(), "");
   ASSERT_TRUE(b.platform.acs.known());
-  EXPECT_EQ(b.platform.acs.value()[1].acsControl.reason(),
-            "extended config space not readable (needs root)");
+  EXPECT_EQ(b.platform.acs.value()[1].acsControl.reason(), "extended config space not readable (needs root)");
   EXPECT_EQ(b.environment.at("CUDA_VISIBLE_DEVICES"), "");
   // The layout: an unknown fact is {"unknown": reason} in place of the value.
   Json j = Json::parse(text);
@@ -254,8 +253,7 @@ TEST(SnapshotJson, RoundTripKeepsUnknownsAndTheirReasons) {
   EXPECT_EQ(j["version"], kSnapshotSchemaVersion);
   EXPECT_EQ(j["cudaDriverVersion"], Json({{"unknown", "no CUDA driver (libcuda.so.1) found"}}));
   EXPECT_EQ(j["gpus"][0]["computeCapability"], "9.0");
-  EXPECT_EQ(j["pairs"][0]["canAccessPeer"]["unknown"],
-            "cudaDeviceCanAccessPeer: cudaErrorInvalidDevice");
+  EXPECT_EQ(j["pairs"][0]["canAccessPeer"]["unknown"], "cudaDeviceCanAccessPeer: cudaErrorInvalidDevice");
 }
 
 TEST(SnapshotJson, EqualityNoticesAChangedReason) {

@@ -167,10 +167,9 @@ TEST(HgxH100, TopologyJsonHas56Pairs) {
 
 TEST(PcieTwoSwitches, MatrixIsPixWithinASwitchAndSysAcross) {
   Snapshot s = load("snapshot_pcie_4gpu_two_switches.json");
-  expectMatrix(s, {{"X", "PIX", "SYS", "SYS"},
-                   {"PIX", "X", "SYS", "SYS"},
-                   {"SYS", "SYS", "X", "PIX"},
-                   {"SYS", "SYS", "PIX", "X"}});
+  expectMatrix(
+      s,
+      {{"X", "PIX", "SYS", "SYS"}, {"PIX", "X", "SYS", "SYS"}, {"SYS", "SYS", "X", "PIX"}, {"SYS", "SYS", "PIX", "X"}});
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 4; ++b)
       if (a != b) {
@@ -185,8 +184,7 @@ TEST(PcieTwoSwitches, P2pOkInASwitchAndTopologyNotSupportedAcross) {
     EXPECT_EQ(st.state, State::kOk) << a << "->" << b;
     EXPECT_TRUE(st.reason.empty());
   }
-  for (auto [a, b] : std::vector<std::pair<int, int>>{{0, 2}, {0, 3}, {1, 2}, {1, 3},
-                                                       {2, 0}, {2, 1}, {3, 0}, {3, 1}}) {
+  for (auto [a, b] : std::vector<std::pair<int, int>>{{0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {3, 0}, {3, 1}}) {
     P2pStatus st = p2pStatus(s, a, b);
     EXPECT_EQ(st.state, State::kUnsupported) << a << "->" << b;
     EXPECT_EQ(st.code, "TNS");
@@ -255,10 +253,9 @@ TEST(Consumer, PhbWithoutP2pBecauseOfTheGpuModel) {
 
 TEST(DegradedA100, MatrixShowsNv2ForTheDegradedPair) {
   Snapshot s = load("snapshot_degraded_nvlink_pcie.json");
-  expectMatrix(s, {{"X", "NV2", "NV4", "NV4"},
-                   {"NV2", "X", "NV4", "NV4"},
-                   {"NV4", "NV4", "X", "NV4"},
-                   {"NV4", "NV4", "NV4", "X"}});
+  expectMatrix(
+      s,
+      {{"X", "NV2", "NV4", "NV4"}, {"NV2", "X", "NV4", "NV4"}, {"NV4", "NV4", "X", "NV4"}, {"NV4", "NV4", "NV4", "X"}});
   // 12 links per GPU; GPU0 and GPU1 each have two inactive.
   for (const Gpu& g : s.gpus) {
     ASSERT_TRUE(g.nvlinks.known());

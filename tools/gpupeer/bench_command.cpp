@@ -33,9 +33,13 @@ std::vector<std::string> splitList(const std::string& text) {
 }
 
 void emit(const Options& o, const BenchResult& r, const Snapshot& s, bool& csvHeader, bool sweep) {
-  if (o.json) fmt::print("{}", benchToJsonLine(r, s));
-  else if (o.csv) { fmt::print("{}", benchToCsv(r, csvHeader)); csvHeader = false; }
-  else fmt::print("{}\n", sweep ? renderSweepText(r) : renderBenchText(r, static_cast<int>(s.gpus.size())));
+  if (o.json)
+    fmt::print("{}", benchToJsonLine(r, s));
+  else if (o.csv) {
+    fmt::print("{}", benchToCsv(r, csvHeader));
+    csvHeader = false;
+  } else
+    fmt::print("{}\n", sweep ? renderSweepText(r) : renderBenchText(r, static_cast<int>(s.gpus.size())));
   std::fflush(stdout);
 }
 
@@ -76,8 +80,10 @@ int run(const Options& o) {
     options.devices = list.value();
   }
   if (options.bytes % 16)
-    fmt::print(stderr, "gpupeer bench: note: {} bytes is not a multiple of 16; SM copies move the last {} byte(s) "
-                       "separately\n", options.bytes, options.bytes % 16);
+    fmt::print(stderr,
+               "gpupeer bench: note: {} bytes is not a multiple of 16; SM copies move the last {} byte(s) "
+               "separately\n",
+               options.bytes, options.bytes % 16);
   bool csvHeader = true;
   bool anyFailed = false;
   if (o.sweep) {
@@ -92,7 +98,8 @@ int run(const Options& o) {
     if (!e.isOk()) return reportError(e.status());
     auto sizes = sweepSizes(b.value(), e.value(), o.factor);
     if (!sizes.isOk()) return reportError(sizes.status());
-    std::vector<std::string> keys = o.testcases.empty() ? std::vector<std::string>{"ce_write", "sm_write"} : splitList(o.testcases);
+    std::vector<std::string> keys =
+        o.testcases.empty() ? std::vector<std::string>{"ce_write", "sm_write"} : splitList(o.testcases);
     for (const std::string& key : keys) {
       BenchResult r = runSweep(s, options, key, pair.value()[0], pair.value()[1], sizes.value());
       anyFailed |= !r.error.empty();
@@ -101,8 +108,10 @@ int run(const Options& o) {
     return anyFailed ? kExitFailed : kExitOk;
   }
   std::vector<std::string> keys;
-  if (o.testcases.empty()) for (const BenchTestcase& t : benchTestcases()) keys.push_back(t.key);
-  else keys = splitList(o.testcases);
+  if (o.testcases.empty())
+    for (const BenchTestcase& t : benchTestcases()) keys.push_back(t.key);
+  else
+    keys = splitList(o.testcases);
   for (const std::string& key : keys) {
     const BenchTestcase* t = findBenchTestcase(key);
     if (!t) {
@@ -125,7 +134,8 @@ CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
   sub->add_option("-i,--samples", opts->samples, "timed samples; the median is reported (default 3)");
   sub->add_option("--copies", opts->copies, "copies per timed sample (default 8)");
   sub->add_option("--sm-blocks-per-sm", opts->smBlocksPerSm, "SM copy kernel blocks of 512 threads per SM (default 2)");
-  sub->add_option("--sm-kernel", opts->smKernel, "SM copy kernel: vector (16-byte loads/stores) or bulk (Hopper bulk copies)");
+  sub->add_option("--sm-kernel", opts->smKernel,
+                  "SM copy kernel: vector (16-byte loads/stores) or bulk (Hopper bulk copies)");
   sub->add_flag("--no-verify", opts->noVerify, "skip the data check after timing");
   sub->add_option("-d,--devices", opts->devices, "GPUs to use, e.g. 0,1");
   sub->add_flag("--json", opts->json, "one JSON line per testcase");

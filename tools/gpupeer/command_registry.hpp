@@ -3,7 +3,6 @@
 // command touches no other file.
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,8 +28,7 @@ struct CommandSpec {
 std::vector<CommandSpec>& commandRegistry();
 
 struct CommandRegistrar {
-  CommandRegistrar(std::string name, int order,
-                   std::function<void(CLI::App&, int&)> attach) {
+  CommandRegistrar(std::string name, int order, std::function<void(CLI::App&, int&)> attach) {
     commandRegistry().push_back({std::move(name), order, std::move(attach)});
   }
 };

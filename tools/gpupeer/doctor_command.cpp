@@ -32,8 +32,10 @@ Measurements measure(const Snapshot& s) {
   CheckOptions check;
   check.largeBytes = 8u << 20;  // enough to cross every code path; keeps 56 pairs under 30 s
   Result<CheckReport> report = runPeerCheck(s, check);
-  if (report.isOk()) m.check = report.value();
-  else m.notRun.push_back("P2P data check: " + report.status().toString());
+  if (report.isOk())
+    m.check = report.value();
+  else
+    m.notRun.push_back("P2P data check: " + report.status().toString());
   const BenchTestcase* ce = findBenchTestcase("ce_write");
   BenchOptions bench;
   bench.bytes = 64u << 20;  // past the L2 of current GPUs, short enough for a quick look
@@ -41,8 +43,10 @@ Measurements measure(const Snapshot& s) {
   bench.copiesPerSample = 4;
   BenchResult r = ce->run(s, bench);
   for (const BenchCell& c : r.cells)
-    if (c.value.samples > 0 && c.row >= 0 && c.col >= 0) m.copyEngineGBps[{c.row, c.col}] = c.value.median;
-    else if (c.note.rfind("FAIL", 0) == 0) m.notRun.push_back("bandwidth " + c.label + ": " + c.note);
+    if (c.value.samples > 0 && c.row >= 0 && c.col >= 0)
+      m.copyEngineGBps[{c.row, c.col}] = c.value.median;
+    else if (c.note.rfind("FAIL", 0) == 0)
+      m.notRun.push_back("bandwidth " + c.label + ": " + c.note);
   return m;
 }
 
@@ -93,13 +97,18 @@ void printJson(const DoctorReport& r, const Measurements* m) {
   j["findings"] = nlohmann::ordered_json::array();
   for (const Finding& f : r.findings) {
     KbAdvice advice = kbAdviceFor(f.kbId);
-    j["findings"].push_back({{"rule", f.rule}, {"severity", severityName(f.severity)}, {"title", f.title},
-                             {"evidence", f.evidence}, {"kbId", f.kbId}, {"firstWorkaround", advice.firstWorkaround}});
+    j["findings"].push_back({{"rule", f.rule},
+                             {"severity", severityName(f.severity)},
+                             {"title", f.title},
+                             {"evidence", f.evidence},
+                             {"kbId", f.kbId},
+                             {"firstWorkaround", advice.firstWorkaround}});
   }
   j["notRun"] = r.notRun;
   if (m) {
     j["copyEngineGBps"] = nlohmann::ordered_json::array();
-    for (const auto& [p, gbps] : m->copyEngineGBps) j["copyEngineGBps"].push_back({{"src", p.first}, {"dst", p.second}, {"gbps", gbps}});
+    for (const auto& [p, gbps] : m->copyEngineGBps)
+      j["copyEngineGBps"].push_back({{"src", p.first}, {"dst", p.second}, {"gbps", gbps}});
     if (m->check) j["check"] = nlohmann::ordered_json::parse(checkReportToJson(*m->check));
   }
   fmt::print("{}\n", j.dump(2));
@@ -116,8 +125,10 @@ int run(const Options& o) {
   DoctorReport report = diagnose(s, offline ? nullptr : &measured);
   if (o.noGpuActions && o.snapshotFile.empty()) report.notRun = {"GPU actions (--no-gpu-actions)"};
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (o.json) printJson(report, offline ? nullptr : &measured);
-  else printText(s, report, offline ? nullptr : &measured, seconds);
+  if (o.json)
+    printJson(report, offline ? nullptr : &measured);
+  else
+    printText(s, report, offline ? nullptr : &measured, seconds);
   if (s.gpus.empty()) return kExitNotApplicable;
   if (report.findings.empty()) return kExitOk;
   switch (report.worst()) {
@@ -131,8 +142,9 @@ int run(const Options& o) {
 CommandRegistrar registrar("doctor", 5, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
-      "doctor", "Run every check and say what is wrong with P2P here and what to do (exit 0 healthy, 1 errors, "
-                "5 warnings, 3 no GPU)");
+      "doctor",
+      "Run every check and say what is wrong with P2P here and what to do (exit 0 healthy, 1 errors, "
+      "5 warnings, 3 no GPU)");
   sub->add_flag("--json", opts->json, "JSON output");
   sub->add_flag("--no-gpu-actions", opts->noGpuActions, "only the rules over the snapshot; no data check or bandwidth");
   addSnapshotOption(sub, opts->snapshotFile);

@@ -17,9 +17,10 @@ std::vector<CommandSpec>& commandRegistry() {
 
 int main(int argc, char** argv) {
   using namespace gpupeer::cli;
-  CLI::App app{"gpupeer: GPU peer-to-peer inside one machine: see, prove, measure, explain.\n"
-               "Exit codes: 0 ok, 1 failed check or finding, 2 usage, 3 not applicable "
-               "(no or one GPU), 4 error."};
+  CLI::App app{
+      "gpupeer: GPU peer-to-peer inside one machine: see, prove, measure, explain.\n"
+      "Exit codes: 0 ok, 1 failed check or finding, 2 usage, 3 not applicable "
+      "(no or one GPU), 4 error."};
   app.set_version_flag("--version", std::string("gpupeer ") + gpupeer::kVersion);
   app.require_subcommand(1);
   int exitCode = kExitOk;

@@ -16,7 +16,9 @@ struct Options {
 };
 
 std::string knownText(const Known<std::string>& k) { return k.known() ? k.value() : "unknown (" + k.reason() + ")"; }
-std::string knownText(const Known<int>& k) { return k.known() ? std::to_string(k.value()) : "unknown (" + k.reason() + ")"; }
+std::string knownText(const Known<int>& k) {
+  return k.known() ? std::to_string(k.value()) : "unknown (" + k.reason() + ")";
+}
 
 std::string cudaVersionText(const Known<int>& k) {
   if (!k.known()) return "unknown (" + k.reason() + ")";
@@ -26,14 +28,14 @@ std::string cudaVersionText(const Known<int>& k) {
 void printSummary(const Snapshot& s) {
   fmt::print("host {} at {}\n", s.hostname, s.capturedAt);
   fmt::print("driver {}; CUDA driver {}, runtime {}; NVML {}; NCCL {}\n", knownText(s.driverVersion),
-             cudaVersionText(s.cudaDriverVersion), cudaVersionText(s.cudaRuntimeVersion),
-             knownText(s.nvmlVersion), knownText(s.ncclVersion));
+             cudaVersionText(s.cudaDriverVersion), cudaVersionText(s.cudaRuntimeVersion), knownText(s.nvmlVersion),
+             knownText(s.ncclVersion));
   if (s.gpus.empty()) fmt::print("no GPU visible: {}\n", whyNoGpu(s));
   for (const Gpu& g : s.gpus) {
-    fmt::print("GPU{} {} {} cc {}.{} {:.1f} GiB {} SMs, PCIe Gen{} x{} (max Gen{} x{}), NUMA {}, MIG {}\n",
-               g.index, g.name, g.pciBusId, g.ccMajor, g.ccMinor, g.memoryBytes / 1073741824.0,
-               g.smCount, knownText(g.pcie.currentGen), knownText(g.pcie.currentWidth),
-               knownText(g.pcie.maxGen), knownText(g.pcie.maxWidth), knownText(g.numaNode),
+    fmt::print("GPU{} {} {} cc {}.{} {:.1f} GiB {} SMs, PCIe Gen{} x{} (max Gen{} x{}), NUMA {}, MIG {}\n", g.index,
+               g.name, g.pciBusId, g.ccMajor, g.ccMinor, g.memoryBytes / 1073741824.0, g.smCount,
+               knownText(g.pcie.currentGen), knownText(g.pcie.currentWidth), knownText(g.pcie.maxGen),
+               knownText(g.pcie.maxWidth), knownText(g.numaNode),
                g.migEnabled.known() ? (g.migEnabled.value() ? "on" : "off") : "unknown");
   }
   fmt::print("IOMMU: {}\n", knownText(s.platform.iommu));
@@ -54,8 +56,10 @@ int run(const Options& o) {
     fmt::print("snapshot written to {}\n", o.output);
     return kExitOk;
   }
-  if (o.json) fmt::print("{}", snapshotToJson(snap.value()));
-  else printSummary(snap.value());
+  if (o.json)
+    fmt::print("{}", snapshotToJson(snap.value()));
+  else
+    printSummary(snap.value());
   return kExitOk;
 }
 

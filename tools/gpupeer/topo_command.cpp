@@ -26,7 +26,8 @@ int run(const Options& o) {
 
 CommandRegistrar registrar("topo", 20, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand("topo", "Topology matrix (NV#, PIX, PXB, PHB, NODE, SYS) and P2P status of every pair");
+  CLI::App* sub =
+      app.add_subcommand("topo", "Topology matrix (NV#, PIX, PXB, PHB, NODE, SYS) and P2P status of every pair");
   sub->add_flag("--json", opts->json, "JSON output for scripts");
   addSnapshotOption(sub, opts->snapshotFile);
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
