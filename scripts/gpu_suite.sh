@@ -1,35 +1,58 @@
 #!/usr/bin/env bash
-# Runs the GPU checks on a GPU machine from a build made elsewhere (see docs/gpu-machine.md).
-# Usage: scripts/gpu_suite.sh BUILD_DIR OUT_DIR [extra steps: bench ...]
-# Writes one log per step under OUT_DIR and prints a short summary last.
+# Every GPU step of the project in one go, from a build made on another machine
+# (docs/gpu-machine.md). Usage: scripts/gpu_suite.sh BUILD_DIR LOG_DIR
+# One log per step under LOG_DIR (each starts with its exact command); summary.txt lists the
+# steps with their exit codes.
 set -u
-build=${1:?build dir}; out=${2:?output dir}; shift 2
+build=${1:?build dir}; out=${2:?log dir}
 export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on shared machines
-mkdir -p "$out"
-# The build folder holds absolute paths of the machine it was built on (CTest files).
-# Recreate that path here with a symlink so ctest finds its binaries.
+mkdir -p "$out"; : > "$out/summary.txt"
+# The build folder holds the absolute paths of the machine it was built on (CTest files):
+# recreate that path with a symlink so ctest finds its binaries.
 built_at=$(sed -n 's/^# Build directory: //p' "$build/CTestTestfile.cmake" 2>/dev/null)
 if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
   mkdir -p "$(dirname "$(dirname "$built_at")")"
   ln -s "$(cd "$(dirname "$build")" && pwd)" "$(dirname "$built_at")"
 fi
-step() { local name=$1; shift; echo "== $name: $*" | tee -a "$out/summary.txt";
-  ( "$@" ) > "$out/$name.log" 2>&1; local rc=$?; echo "   rc=$rc" | tee -a "$out/summary.txt"; return 0; }
+g="$build/gpupeer"
+# step NAME COMMAND...: runs it with a 300 s limit, logs the command, output, time and exit code.
+step() {
+  local name=$1; shift
+  local t0=$EPOCHREALTIME
+  { echo "\$ $*"; timeout 300 "$@" 2>&1; echo "[exit $?]"; } > "$out/$name.log"
+  local rc=$(tail -1 "$out/$name.log" | tr -dc 0-9)
+  printf '%-28s exit %-3s %6.1f s  %s\n' "$name" "$rc" "$(awk "BEGIN{print $EPOCHREALTIME - $t0}")" "$*" | tee -a "$out/summary.txt"
+}
 {
-  date -u +"%Y-%m-%dT%H:%M:%SZ"; hostname; uname -r
-  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version --format=csv
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "host: $(hostname), kernel $(uname -r)"
+  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total --format=csv
+  echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
 } > "$out/machine.txt" 2>&1
 step nvsmi-topo nvidia-smi topo -m
-step nvsmi-p2p nvidia-smi topo -p2p r
+step nvsmi-p2p-read nvidia-smi topo -p2p r
 step nvsmi-nvlink nvidia-smi nvlink -s
-step snapshot "$build/gpupeer" snapshot -o "$out/snapshot.json"
-step topo "$build/gpupeer" topo
-step check "$build/gpupeer" check
+step snapshot "$g" snapshot -o "$out/snapshot.json"
+step topo "$g" topo
+step topo-json "$g" topo --json
+step check "$g" check
+step check-json "$g" check --json --devices 1,0
+step check-bad-dup "$g" check --devices 0,0
+step check-bad-index "$g" check --devices 0,7
+step check-one-gpu "$g" check --devices 1
 step ctest-gpu ctest --test-dir "$build" -L gpu --output-on-failure
-for extra in "$@"; do
-  case $extra in
-    doctor) step doctor "$build/gpupeer" doctor ;;
-    *) echo "unknown step $extra" ;;
-  esac
-done
+step doctor "$g" doctor
+step doctor-json "$g" doctor --json
+step doctor-p2p-disabled env NCCL_P2P_DISABLE=1 "$g" doctor
+step doctor-visible-1-0 env CUDA_VISIBLE_DEVICES=1,0 "$g" doctor
+step explain-seed "$g" explain "RuntimeError: CUDA error: peer access is not supported between these two devices"
+step bench-all "$g" bench -i 5
+step bench-all-json "$g" bench -i 5 --json
+step sweep-ce-write "$g" bench --sweep -t ce_write -b 8 -e 1G -f 2 --pair 0,1
+step sweep-sm "$g" bench --sweep -t sm_copy,sm_write,sm_read -b 8 -e 1G -f 2 --pair 0,1
+step sweep-no-p2p "$g" bench --sweep -t ce_no_p2p -b 4K -e 1G -f 4 --pair 0,1
+step bench-sm-variants bash -c "for v in vector bulk; do for k in 1 2 4; do $g bench -t sm_write,sm_read,sm_copy --sm-kernel \$v --sm-blocks-per-sm \$k --json; done; done"
+step bench-bad-zero "$g" bench -s 0
+step bench-bad-huge "$g" bench -t ce_write -s 200G
+step bench-bad-testcase "$g" bench -t bogus,latency_pingpong
+step bench-odd-size "$g" bench -t sm_write,sm_read -s 1000003
 cat "$out/summary.txt"
