@@ -13,6 +13,7 @@
 
 #include "gpupeer/snapshot.hpp"
 #include "gpupeer/status.hpp"
+#include "gpupeer/transfer.hpp"
 
 namespace gpupeer {
 
@@ -63,6 +64,8 @@ struct BenchOptions {
   bool smBulk = false;       ///< SM copies by Hopper bulk copies instead of 16-byte vectors
   std::vector<int> devices;  ///< empty: all
   int latencyHops = 20000;   ///< pointer-chase loads / ping-pong round trips
+  Path path = Path::kAuto;                   ///< the transfer engine's path for the `copy` testcase
+  std::size_t stagingChunkBytes = 8u << 20;  ///< the staged pipeline's chunk
 };
 
 /// A testcase: a key users type, a description, and a run function that may waive itself.
@@ -85,6 +88,8 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
 
 std::string renderBenchText(const BenchResult& r, int gpuCount);
 std::string renderSweepText(const BenchResult& r);
+/// Several sweeps of one pair (e.g. one per path) in one table, a column each.
+std::string renderSweepsSideBySide(const std::vector<BenchResult>& sweeps);
 std::string benchToJsonLine(const BenchResult& r, const Snapshot& s);
 std::string benchToCsv(const BenchResult& r, bool header);
 

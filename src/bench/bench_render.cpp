@@ -1,6 +1,8 @@
 // Bench results as matrices and lists (text), JSON lines and CSV.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "gpupeer/bench.hpp"
@@ -84,6 +86,32 @@ std::string renderSweepText(const BenchResult& r) {
     out += fmt::format("  {:>12} {:>12.2f} {:>12.2f} {:>9.0f}% {:>11}\n", c.label, us, c.value.median,
                        largest > 0 ? 100 * c.value.median / largest : 0,
                        c.theoreticalGBps > 0 ? fmt::format("{:.0f}%", 100 * c.value.median / c.theoreticalGBps) : "-");
+  }
+  return out;
+}
+
+std::string renderSweepsSideBySide(const std::vector<BenchResult>& sweeps) {
+  std::string out = "size vs GB/s by path:\n";
+  for (const BenchResult& r : sweeps) out += fmt::format("  {}: {}\n", r.key, !r.waived.empty() ? "WAIVED: " + r.waived : r.description);
+  out += fmt::format("  {:>12}", "size");
+  for (const BenchResult& r : sweeps) out += fmt::format(" {:>22}", r.key.substr(0, 22));
+  out += "\n";
+  size_t rows = 0;
+  for (const BenchResult& r : sweeps) rows = std::max(rows, r.cells.size());
+  for (size_t i = 0; i < rows; ++i) {
+    std::string label;
+    for (const BenchResult& r : sweeps)
+      if (i < r.cells.size()) label = r.cells[i].label;
+    out += fmt::format("  {:>12}", label);
+    for (const BenchResult& r : sweeps) {
+      if (i >= r.cells.size() || r.cells[i].value.samples == 0) {
+        out += fmt::format(" {:>22}", "-");
+        continue;
+      }
+      const BenchCell& c = r.cells[i];
+      out += fmt::format(" {:>22}", fmt::format("{:.2f}", c.value.median));
+    }
+    out += "\n";
   }
   return out;
 }

@@ -89,6 +89,48 @@ BenchResult smWrite(const Snapshot& s, const BenchOptions& o) {
 BenchResult smBidir(const Snapshot& s, const BenchOptions& o) {
   return pairwise(s, o, "sm_bidir", {Engine::kSm, Driver::kSource}, true);
 }
+BenchResult engineCopy(const Snapshot& s, const BenchOptions& o) {
+  TransferSetup setup{Engine::kTransfer, Driver::kDestination};
+  setup.path = o.path;
+  BenchResult r = pairwise(s, o, "copy", setup, false, false);
+  r.description += fmt::format(" (--path {})", pathName(o.path));
+  return r;
+}
+BenchResult staged(const Snapshot& s, const BenchOptions& o) {
+  TransferSetup setup{Engine::kTransfer, Driver::kDestination};
+  setup.path = Path::kStaged;
+  return pairwise(s, o, "staged", setup, false, false);
+}
+BenchResult stagedBidir(const Snapshot& s, const BenchOptions& o) {
+  TransferSetup setup{Engine::kTransfer, Driver::kDestination};
+  setup.path = Path::kStaged;
+  return pairwise(s, o, "staged_bidir", setup, true, false);
+}
+
+BenchResult batch4k(const Snapshot& s, const BenchOptions& o) {
+  BenchResult r = begin("batch_4k", BenchKind::kLatency);
+  auto devices = bench::selectedDevices(s, o);
+  if (devices.size() < 2) {
+    r.waived = fmt::format("needs two GPUs; {} selected", devices.size());
+    return r;
+  }
+  for (int a : devices)
+    for (int b : devices) {
+      if (a == b) continue;
+      if (!peerCapable(s, a, b)) {
+        BenchCell c;
+        c.row = a;
+        c.col = b;
+        c.label = fmt::format("GPU{}->GPU{}", a, b);
+        c.note = "waived: no P2P between this pair (the batch would be staged copy by copy)";
+        r.cells.push_back(c);
+        continue;
+      }
+      addCells(r, bench::measureBatch(s, o, a, b, 1000, 4096), a, b);
+    }
+  return r;
+}
+
 BenchResult ceNoP2p(const Snapshot& s, const BenchOptions& o) {
   return pairwise(s, o, "ce_no_p2p", {Engine::kCopyEngine, Driver::kSource, false}, false, false);
 }
@@ -204,6 +246,10 @@ const std::vector<BenchTestcase>& benchTestcases() {
        BenchKind::kBandwidth, allToOne},
       {"h2d", "copy engine, pinned host memory to each GPU", BenchKind::kBandwidth, h2d},
       {"d2h", "copy engine, each GPU to pinned host memory", BenchKind::kBandwidth, d2h},
+      {"copy", "gpupeer's copy API on the path --path chooses (auto, ce, kernel, staged), destination's stream", BenchKind::kBandwidth, engineCopy},
+      {"staged", "gpupeer's host-staged pipeline (chunked, both PCIe links at once), one direction", BenchKind::kBandwidth, staged},
+      {"staged_bidir", "gpupeer's host-staged pipeline, both directions of a pair at once", BenchKind::kBandwidth, stagedBidir},
+      {"batch_4k", "1000 scattered 4 KiB copies: a loop of cudaMemcpyPeerAsync against one copyBatch call (us per 1000)", BenchKind::kLatency, batch4k},
       {"ce_no_p2p", "copy engine between GPUs with peer access disabled: what CUDA's host-staged fallback costs",
        BenchKind::kBandwidth, ceNoP2p},
       {"latency_chase", "load latency: dependent pointer chase by the column GPU through the row GPU's memory (us)",
@@ -240,10 +286,18 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
   else if (key == "ce_no_p2p")
     setup = {Engine::kCopyEngine, Driver::kSource, false};
   else {
-    r.error = fmt::format("the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy or ce_no_p2p, not '{}'", key);
+    r.error = fmt::format("the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy, copy, staged or ce_no_p2p, not '{}'", key);
     return r;
   }
-  if (setup.peerAccess && !peerCapable(s, src, dst)) {
+  if (setup.engine == Engine::kTransfer) {
+    auto possible = choosePath(s, src, dst, setup.path);
+    if (!possible.isOk()) {
+      r.waived = possible.status().message();
+      return r;
+    }
+    r.key = fmt::format("{}_{}_sweep", key, pathName(possible.value().path));
+    r.description = fmt::format("{} ({}) from GPU{} to GPU{} against size", key, possible.value().reason, src, dst);
+  } else if (setup.peerAccess && !peerCapable(s, src, dst)) {
     r.waived = fmt::format("no P2P between GPU{} and GPU{}", src, dst);
     return r;
   }

@@ -18,6 +18,8 @@ struct Options {
   int smBlocksPerSm = 2;
   bool noVerify = false;
   std::string smKernel = "vector";
+  std::string path = "auto";
+  std::string stagingChunk = "8M";
   std::string devices;
   bool json = false, csv = false, list = false, sweep = false;
   std::string begin = "8", end = "1G", pair = "0,1";
@@ -58,11 +60,6 @@ int run(const Options& o) {
     fmt::print(stderr, "gpupeer bench: -s 0: a transfer needs at least one byte\n");
     return kExitUsage;
   }
-  Snapshot s = probeMachine();
-  if (s.gpus.empty()) {
-    fmt::print(stderr, "gpupeer bench: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
-    return kExitNotApplicable;
-  }
   BenchOptions options;
   options.bytes = bytes.value();
   options.samples = o.samples;
@@ -74,6 +71,25 @@ int run(const Options& o) {
     return kExitUsage;
   }
   options.smBulk = o.smKernel == "bulk";
+  bool allPaths = o.path == "all";
+  if (!allPaths) {
+    auto path = parsePath(o.path);
+    if (!path.isOk()) return reportError(path.status());
+    options.path = path.value();
+  }
+  auto chunk = parseByteSize(o.stagingChunk);
+  if (!chunk.isOk()) return reportError(chunk.status());
+  if (chunk.value() < 4096) {
+    fmt::print(stderr, "gpupeer bench: --staging-chunk must be at least 4K\n");
+    return kExitUsage;
+  }
+  options.stagingChunkBytes = chunk.value();
+  // Every option is checked before the machine is touched.
+  Snapshot s = probeMachine();
+  if (s.gpus.empty()) {
+    fmt::print(stderr, "gpupeer bench: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
+    return kExitNotApplicable;
+  }
   if (!o.devices.empty()) {
     auto list = parseDeviceList(o.devices, static_cast<int>(s.gpus.size()));
     if (!list.isOk()) return reportError(list.status());
@@ -136,6 +152,8 @@ CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
   sub->add_option("--sm-blocks-per-sm", opts->smBlocksPerSm, "SM copy kernel blocks of 512 threads per SM (default 2)");
   sub->add_option("--sm-kernel", opts->smKernel,
                   "SM copy kernel: vector (16-byte loads/stores) or bulk (Hopper bulk copies)");
+  sub->add_option("--path", opts->path, "path of the copy testcase and copy sweep: auto, ce, kernel, staged (all: sweep side by side)");
+  sub->add_option("--staging-chunk", opts->stagingChunk, "chunk of the host-staged pipeline (default 8M)");
   sub->add_flag("--no-verify", opts->noVerify, "skip the data check after timing");
   sub->add_option("-d,--devices", opts->devices, "GPUs to use, e.g. 0,1");
   sub->add_flag("--json", opts->json, "one JSON line per testcase");
