@@ -60,10 +60,10 @@ struct BenchOptions {
   int copiesPerSample = 8;         ///< copies in each timed batch
   int warmups = 1;
   bool verify = true;
-  int smBlocksPerSm = 2;     ///< grid of the vector SM copy kernel
-  bool smBulk = false;       ///< SM copies by Hopper bulk copies instead of 16-byte vectors
-  std::vector<int> devices;  ///< empty: all
-  int latencyHops = 20000;   ///< pointer-chase loads / ping-pong round trips
+  int smBlocksPerSm = 2;                     ///< grid of the vector SM copy kernel
+  bool smBulk = false;                       ///< SM copies by Hopper bulk copies instead of 16-byte vectors
+  std::vector<int> devices;                  ///< empty: all
+  int latencyHops = 20000;                   ///< pointer-chase loads / ping-pong round trips
   Path path = Path::kAuto;                   ///< the transfer engine's path for the `copy` testcase
   std::size_t stagingChunkBytes = 8u << 20;  ///< the staged pipeline's chunk
 };

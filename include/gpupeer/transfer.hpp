@@ -58,7 +58,7 @@ Status validateCopyRequest(const CopyRequest& r, int deviceCount);
 struct TransferOptions {
   std::size_t stagingChunkBytes = 8u << 20;  ///< per pinned buffer
   int stagingBuffers = 3;                    ///< per ordered pair; the pipeline's depth
-  bool checkPointers = true;  ///< ask CUDA which device each pointer belongs to (cheap, not in graphs)
+  bool checkPointers = true;                 ///< ask CUDA which device each pointer belongs to (cheap, not in graphs)
 };
 
 /// Copies between the GPUs of a snapshot. Owns streams, events and pinned staging memory,
@@ -69,8 +69,10 @@ class TransferEngine {
   static Result<std::unique_ptr<TransferEngine>> create(const Snapshot& s, TransferOptions options = {});
   ~TransferEngine();
 
-  /// Enqueues one copy after the work already on `stream` (a stream of any device; work
-  /// enqueued on it later starts after the copy). `taken` receives the path and the reason.
+  /// Enqueues one copy after the work already on `stream` (work enqueued on it later starts
+  /// after the copy). As for a kernel launch, `stream` belongs to the current device (CUDA
+  /// cannot say which device a stream has while it is captured); the current device is the
+  /// same on return. `taken` receives the path and the reason.
   Status copy(const CopyRequest& r, cudaStream_t stream, Path path = Path::kAuto, PathChoice* taken = nullptr);
 
   /// Enqueues many copies as one operation: one kernel per source GPU where P2P allows, the

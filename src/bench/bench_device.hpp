@@ -23,7 +23,7 @@ struct Transfer {
 struct TransferSetup {
   Engine engine = Engine::kCopyEngine;
   Driver driver = Driver::kSource;
-  bool peerAccess = true;  ///< false: peer access is disabled for the pairs while measuring
+  bool peerAccess = true;   ///< false: peer access is disabled for the pairs while measuring
   Path path = Path::kAuto;  ///< for Engine::kTransfer
 };
 

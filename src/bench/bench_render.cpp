@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "gpupeer/bench.hpp"
@@ -92,7 +91,8 @@ std::string renderSweepText(const BenchResult& r) {
 
 std::string renderSweepsSideBySide(const std::vector<BenchResult>& sweeps) {
   std::string out = "size vs GB/s by path:\n";
-  for (const BenchResult& r : sweeps) out += fmt::format("  {}: {}\n", r.key, !r.waived.empty() ? "WAIVED: " + r.waived : r.description);
+  for (const BenchResult& r : sweeps)
+    out += fmt::format("  {}: {}\n", r.key, !r.waived.empty() ? "WAIVED: " + r.waived : r.description);
   out += fmt::format("  {:>12}", "size");
   for (const BenchResult& r : sweeps) out += fmt::format(" {:>22}", r.key.substr(0, 22));
   out += "\n";

@@ -246,10 +246,15 @@ const std::vector<BenchTestcase>& benchTestcases() {
        BenchKind::kBandwidth, allToOne},
       {"h2d", "copy engine, pinned host memory to each GPU", BenchKind::kBandwidth, h2d},
       {"d2h", "copy engine, each GPU to pinned host memory", BenchKind::kBandwidth, d2h},
-      {"copy", "gpupeer's copy API on the path --path chooses (auto, ce, kernel, staged), destination's stream", BenchKind::kBandwidth, engineCopy},
-      {"staged", "gpupeer's host-staged pipeline (chunked, both PCIe links at once), one direction", BenchKind::kBandwidth, staged},
-      {"staged_bidir", "gpupeer's host-staged pipeline, both directions of a pair at once", BenchKind::kBandwidth, stagedBidir},
-      {"batch_4k", "1000 scattered 4 KiB copies: a loop of cudaMemcpyPeerAsync against one copyBatch call (us per 1000)", BenchKind::kLatency, batch4k},
+      {"copy", "gpupeer's copy API on the path --path chooses (auto, ce, kernel, staged), destination's stream",
+       BenchKind::kBandwidth, engineCopy},
+      {"staged", "gpupeer's host-staged pipeline (chunked, both PCIe links at once), one direction",
+       BenchKind::kBandwidth, staged},
+      {"staged_bidir", "gpupeer's host-staged pipeline, both directions of a pair at once", BenchKind::kBandwidth,
+       stagedBidir},
+      {"batch_4k",
+       "1000 scattered 4 KiB copies: a loop of cudaMemcpyPeerAsync against one copyBatch call (us per 1000)",
+       BenchKind::kLatency, batch4k},
       {"ce_no_p2p", "copy engine between GPUs with peer access disabled: what CUDA's host-staged fallback costs",
        BenchKind::kBandwidth, ceNoP2p},
       {"latency_chase", "load latency: dependent pointer chase by the column GPU through the row GPU's memory (us)",
@@ -286,7 +291,8 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
   else if (key == "ce_no_p2p")
     setup = {Engine::kCopyEngine, Driver::kSource, false};
   else {
-    r.error = fmt::format("the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy, copy, staged or ce_no_p2p, not '{}'", key);
+    r.error = fmt::format(
+        "the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy, copy, staged or ce_no_p2p, not '{}'", key);
     return r;
   }
   if (setup.engine == Engine::kTransfer) {

@@ -265,8 +265,8 @@ Result<std::vector<BenchCell>> measureBatch(const Snapshot& s, const BenchOption
   GPUPEER_RETURN_IF_ERROR(timer.init());
   std::vector<TimedLane> loop = {{src, stream.get(), [&](cudaStream_t st) {
                                     for (const CopyRequest& r : requests) {
-                                      cudaError_t e = cudaMemcpyPeerAsync(r.dst, r.dstDevice, r.src, r.srcDevice,
-                                                                          r.bytes, st);
+                                      cudaError_t e =
+                                          cudaMemcpyPeerAsync(r.dst, r.dstDevice, r.src, r.srcDevice, r.bytes, st);
                                       if (e != cudaSuccess) return e;
                                     }
                                     return cudaSuccess;

@@ -10,6 +10,13 @@ constexpr int kThreads = 256;
 
 __device__ std::uint8_t byteOf(std::uint64_t word) { return static_cast<std::uint8_t>(word); }
 
+__global__ void fillPatternBytesKernel(std::uint8_t* dst, std::size_t bytes, std::uint64_t seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes; i += stride)
+    dst[i] = patternByte(seed, i);
+}
+
+// For 8-byte aligned destinations: one hash per 8 bytes, stored as one word.
 __global__ void fillPatternKernel(std::uint8_t* dst, std::size_t bytes, std::uint64_t seed) {
   std::size_t words = bytes / 8;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -20,7 +27,7 @@ __global__ void fillPatternKernel(std::uint8_t* dst, std::size_t bytes, std::uin
       std::uint8_t v = byteOf(h >> (8 * b));
       out |= static_cast<std::uint64_t>(v ? v : 0x5a) << (8 * b);
     }
-    reinterpret_cast<std::uint64_t*>(dst)[w] = out;  // cudaMalloc memory is 256-byte aligned
+    reinterpret_cast<std::uint64_t*>(dst)[w] = out;
   }
   if (blockIdx.x == 0 && threadIdx.x < bytes % 8) {
     std::size_t i = words * 8 + threadIdx.x;
@@ -53,7 +60,10 @@ int blocksFor(std::size_t items) {
 
 cudaError_t launchFillPattern(void* dst, std::size_t bytes, unsigned long long seed, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;
-  fillPatternKernel<<<blocksFor(bytes / 8 + 1), kThreads, 0, stream>>>(static_cast<std::uint8_t*>(dst), bytes, seed);
+  if (reinterpret_cast<std::uintptr_t>(dst) % 8)
+    fillPatternBytesKernel<<<blocksFor(bytes), kThreads, 0, stream>>>(static_cast<std::uint8_t*>(dst), bytes, seed);
+  else
+    fillPatternKernel<<<blocksFor(bytes / 8 + 1), kThreads, 0, stream>>>(static_cast<std::uint8_t*>(dst), bytes, seed);
   return cudaGetLastError();
 }
 

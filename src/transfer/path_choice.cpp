@@ -62,8 +62,9 @@ Result<PathChoice> choosePath(const Snapshot& s, int src, int dst, Path requeste
   if (requested == Path::kCopyEngine) return PathChoice{Path::kCopyEngine, "copy engine over P2P, as asked"};
   // Measured on 2x H200 (bench/README.md): the copy engine is ahead of SM copies at every size
   // for a single transfer (396 vs 376 GB/s at 512 MiB, 2.3 vs 2.6 us for 8 bytes).
-  return PathChoice{Path::kCopyEngine, fmt::format("P2P over {}: copy engine (ahead of SM copies at every size measured)",
-                                                   topoCell(s, src, dst))};
+  return PathChoice{
+      Path::kCopyEngine,
+      fmt::format("P2P over {}: copy engine (ahead of SM copies at every size measured)", topoCell(s, src, dst))};
 }
 
 Status validateCopyRequest(const CopyRequest& r, int deviceCount) {
@@ -74,7 +75,8 @@ Status validateCopyRequest(const CopyRequest& r, int deviceCount) {
                                        deviceCount, deviceCount - 1));
   }
   if (r.bytes == 0) return Status::ok();
-  if (!r.src || !r.dst) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "null pointer for a copy of more than 0 bytes");
+  if (!r.src || !r.dst)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "null pointer for a copy of more than 0 bytes");
   if (r.srcDevice == r.dstDevice) {
     auto s = reinterpret_cast<std::uintptr_t>(r.src), d = reinterpret_cast<std::uintptr_t>(r.dst);
     if (s < d + r.bytes && d < s + r.bytes)

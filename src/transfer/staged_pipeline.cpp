@@ -39,8 +39,10 @@ Status StagedPipeline::init(int src, int dst, std::size_t chunkBytes, int buffer
 }
 
 StagedPipeline::~StagedPipeline() {
-  for (cudaEvent_t e : staged_) if (e) cudaEventDestroy(e);
-  for (cudaEvent_t e : delivered_) if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : staged_)
+    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : delivered_)
+    if (e) cudaEventDestroy(e);
   for (auto& [device, e] : start_) cudaEventDestroy(e);
   for (cudaEvent_t e : {doneToHost_, doneFromHost_})
     if (e) cudaEventDestroy(e);
@@ -51,8 +53,10 @@ Status StagedPipeline::enqueue(void* dst, const void* src, std::size_t bytes, cu
   const std::size_t n = host_.size();
   // Fork: both pipeline streams start after the caller's earlier work. A previous copy on
   // the same caller stream has joined back into it, so its buffers are free by then.
+  // The caller's stream belongs to the current device, as for a kernel launch (the stream's
+  // device cannot be asked while it is being captured into a graph).
   int callerDevice = 0;
-  GPUPEER_CUDA_CHECK(src_, cudaStreamGetDevice(caller, &callerDevice));
+  GPUPEER_CUDA_CHECK(src_, cudaGetDevice(&callerDevice));
   cudaEvent_t& start = start_[callerDevice];
   if (!start) GPUPEER_RETURN_IF_ERROR(createEvent(callerDevice, &start));
   GPUPEER_CUDA_CHECK(callerDevice, cudaSetDevice(callerDevice));

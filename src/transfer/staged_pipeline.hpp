@@ -34,7 +34,7 @@ class StagedPipeline {
   Stream toHost_, fromHost_;
   std::vector<cudaEvent_t> staged_;     // chunk k is in host buffer k % n
   std::vector<cudaEvent_t> delivered_;  // host buffer k % n may be reused
-  std::map<int, cudaEvent_t> start_;  // per caller device: an event records on its own device's streams
+  std::map<int, cudaEvent_t> start_;    // per caller device: an event records on its own device's streams
   cudaEvent_t doneToHost_ = nullptr, doneFromHost_ = nullptr;
 };
 

@@ -30,8 +30,11 @@ Status NumaPinnedBuffer::allocate(std::size_t bytes, int numaNode) {
   if (numaNode >= 0 && numaNode < 64) {
     // MPOL_PREFERRED (1): pages come from the node while it has memory, elsewhere otherwise.
     unsigned long mask = 1UL << numaNode;
-    if (syscall(SYS_mbind, p, bytes, 1, &mask, 64, 0) == 0) placement_ = "GPU's NUMA node";
-    else GPUPEER_INFO("mbind to NUMA node {} failed ({}); staging memory placed by the kernel", numaNode, std::strerror(errno));
+    if (syscall(SYS_mbind, p, bytes, 1, &mask, 64, 0) == 0)
+      placement_ = "GPU's NUMA node";
+    else
+      GPUPEER_INFO("mbind to NUMA node {} failed ({}); staging memory placed by the kernel", numaNode,
+                   std::strerror(errno));
   }
   std::memset(p, 0, bytes);  // first touch places the pages under the policy
   GPUPEER_CUDA_CHECK(-1, cudaHostRegister(p, bytes, cudaHostRegisterPortable));

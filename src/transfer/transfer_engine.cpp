@@ -97,7 +97,7 @@ struct TransferEngine::Impl {
 
   Status copyOne(const CopyRequest& r, cudaStream_t stream, const PathChoice& choice) {
     int callerDevice = 0;
-    GPUPEER_CUDA_CHECK(-1, cudaStreamGetDevice(stream, &callerDevice));
+    GPUPEER_CUDA_CHECK(-1, cudaGetDevice(&callerDevice));
     switch (choice.path) {
       case Path::kStaged: {
         auto p = pipeline(r.srcDevice, r.dstDevice);
@@ -189,11 +189,13 @@ Status TransferEngine::copyBatch(const std::vector<CopyRequest>& requests, cudaS
       GPUPEER_RETURN_IF_ERROR(impl_->checkPointer(r.dst, r.dstDevice, "destination"));
     }
     bool kernelCapable = r.srcDevice != kHost && r.dstDevice != kHost && choice.value().path != Path::kStaged;
-    if (kernelCapable) bySource[r.srcDevice].push_back({r.dst, r.src, r.bytes});
-    else others.push_back({&r, choice.value()});
+    if (kernelCapable)
+      bySource[r.srcDevice].push_back({r.dst, r.src, r.bytes});
+    else
+      others.push_back({&r, choice.value()});
   }
   int callerDevice = 0;
-  GPUPEER_CUDA_CHECK(-1, cudaStreamGetDevice(stream, &callerDevice));
+  GPUPEER_CUDA_CHECK(-1, cudaGetDevice(&callerDevice));
   int launches = 0;
   for (auto& [device, copies] : bySource) {
     cudaStream_t s = stream;

@@ -152,7 +152,8 @@ CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
   sub->add_option("--sm-blocks-per-sm", opts->smBlocksPerSm, "SM copy kernel blocks of 512 threads per SM (default 2)");
   sub->add_option("--sm-kernel", opts->smKernel,
                   "SM copy kernel: vector (16-byte loads/stores) or bulk (Hopper bulk copies)");
-  sub->add_option("--path", opts->path, "path of the copy testcase and copy sweep: auto, ce, kernel, staged (all: sweep side by side)");
+  sub->add_option("--path", opts->path,
+                  "path of the copy testcase and copy sweep: auto, ce, kernel, staged (all: sweep side by side)");
   sub->add_option("--staging-chunk", opts->stagingChunk, "chunk of the host-staged pipeline (default 8M)");
   sub->add_flag("--no-verify", opts->noVerify, "skip the data check after timing");
   sub->add_option("-d,--devices", opts->devices, "GPUs to use, e.g. 0,1");
