@@ -48,15 +48,11 @@ StagedPipeline::~StagedPipeline() {
     if (e) cudaEventDestroy(e);
 }
 
-Status StagedPipeline::enqueue(void* dst, const void* src, std::size_t bytes, cudaStream_t caller) {
+Status StagedPipeline::enqueue(void* dst, const void* src, std::size_t bytes, cudaStream_t caller, int callerDevice) {
   if (bytes == 0) return Status::ok();
   const std::size_t n = host_.size();
   // Fork: both pipeline streams start after the caller's earlier work. A previous copy on
   // the same caller stream has joined back into it, so its buffers are free by then.
-  // The caller's stream belongs to the current device, as for a kernel launch (the stream's
-  // device cannot be asked while it is being captured into a graph).
-  int callerDevice = 0;
-  GPUPEER_CUDA_CHECK(src_, cudaGetDevice(&callerDevice));
   cudaEvent_t& start = start_[callerDevice];
   if (!start) GPUPEER_RETURN_IF_ERROR(createEvent(callerDevice, &start));
   GPUPEER_CUDA_CHECK(callerDevice, cudaSetDevice(callerDevice));

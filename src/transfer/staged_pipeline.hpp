@@ -22,10 +22,10 @@ class StagedPipeline {
   Status init(int src, int dst, std::size_t chunkBytes, int buffers, int numaNode);
   ~StagedPipeline();
 
-  /// Enqueues the copy after the work on `caller` (a stream of any device) and makes later
+  /// Enqueues the copy after the work on `caller` (a stream of `callerDevice`) and makes later
   /// work on `caller` wait for it. Everything is events and async copies, so it can be
   /// captured in a CUDA graph.
-  Status enqueue(void* dst, const void* src, std::size_t bytes, cudaStream_t caller);
+  Status enqueue(void* dst, const void* src, std::size_t bytes, cudaStream_t caller, int callerDevice);
 
  private:
   int src_ = -1, dst_ = -1;

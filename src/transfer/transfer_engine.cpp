@@ -95,14 +95,12 @@ struct TransferEngine::Impl {
     return Status::ok();
   }
 
-  Status copyOne(const CopyRequest& r, cudaStream_t stream, const PathChoice& choice) {
-    int callerDevice = 0;
-    GPUPEER_CUDA_CHECK(-1, cudaGetDevice(&callerDevice));
+  Status copyOne(const CopyRequest& r, cudaStream_t stream, const PathChoice& choice, int callerDevice) {
     switch (choice.path) {
       case Path::kStaged: {
         auto p = pipeline(r.srcDevice, r.dstDevice);
         if (!p.isOk()) return p.status();
-        return p.value()->enqueue(r.dst, r.src, r.bytes, stream);
+        return p.value()->enqueue(r.dst, r.src, r.bytes, stream, callerDevice);
       }
       case Path::kCopyEngine:
         GPUPEER_CUDA_CHECK(callerDevice, cudaSetDevice(callerDevice));
@@ -157,8 +155,26 @@ Result<std::unique_ptr<TransferEngine>> TransferEngine::create(const Snapshot& s
   return std::unique_ptr<TransferEngine>(new TransferEngine(std::move(impl)));
 }
 
+namespace {
+
+// The caller's stream belongs to the device current at the call, as for a kernel launch (CUDA
+// cannot say which device a stream has while it is captured). Internal steps switch devices;
+// this puts the caller's device back on every return.
+class CallerDevice {
+ public:
+  CallerDevice() { cudaGetDevice(&device_); }
+  ~CallerDevice() { cudaSetDevice(device_); }
+  int get() const { return device_; }
+
+ private:
+  int device_ = 0;
+};
+
+}  // namespace
+
 Status TransferEngine::copy(const CopyRequest& r, cudaStream_t stream, Path path, PathChoice* taken) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  CallerDevice caller;
   GPUPEER_RETURN_IF_ERROR(validateCopyRequest(r, static_cast<int>(impl_->snapshot.gpus.size())));
   Result<PathChoice> choice = choosePath(impl_->snapshot, r.srcDevice, r.dstDevice, path);
   if (!choice.isOk()) return choice.status();
@@ -170,11 +186,12 @@ Status TransferEngine::copy(const CopyRequest& r, cudaStream_t stream, Path path
   }
   GPUPEER_TRACE("copy {} B GPU{} -> GPU{} by {}: {}", r.bytes, r.srcDevice, r.dstDevice, pathName(choice.value().path),
                 choice.value().reason);
-  return impl_->copyOne(r, stream, choice.value());
+  return impl_->copyOne(r, stream, choice.value(), caller.get());
 }
 
 Status TransferEngine::copyBatch(const std::vector<CopyRequest>& requests, cudaStream_t stream, PathChoice* taken) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  CallerDevice caller;
   int count = static_cast<int>(impl_->snapshot.gpus.size());
   // Everything is checked before anything is enqueued.
   std::map<int, std::vector<BatchCopy>> bySource;  // P2P or same-device copies, by launching GPU
@@ -194,8 +211,7 @@ Status TransferEngine::copyBatch(const std::vector<CopyRequest>& requests, cudaS
     else
       others.push_back({&r, choice.value()});
   }
-  int callerDevice = 0;
-  GPUPEER_CUDA_CHECK(-1, cudaGetDevice(&callerDevice));
+  const int callerDevice = caller.get();
   int launches = 0;
   for (auto& [device, copies] : bySource) {
     cudaStream_t s = stream;
@@ -213,7 +229,7 @@ Status TransferEngine::copyBatch(const std::vector<CopyRequest>& requests, cudaS
     }
     if (forked) GPUPEER_RETURN_IF_ERROR(impl_->join(stream, device));
   }
-  for (auto& [r, choice] : others) GPUPEER_RETURN_IF_ERROR(impl_->copyOne(*r, stream, choice));
+  for (auto& [r, choice] : others) GPUPEER_RETURN_IF_ERROR(impl_->copyOne(*r, stream, choice, callerDevice));
   GPUPEER_CUDA_CHECK(callerDevice, cudaSetDevice(callerDevice));
   if (taken) {
     taken->path = launches > 0 ? Path::kKernel : others.empty() ? Path::kCopyEngine : others[0].second.path;

@@ -114,6 +114,17 @@ int run(const Options& o) {
     if (!e.isOk()) return reportError(e.status());
     auto sizes = sweepSizes(b.value(), e.value(), o.factor);
     if (!sizes.isOk()) return reportError(sizes.status());
+    if (allPaths) {
+      // The copy API on each path, side by side.
+      std::vector<BenchResult> sweeps;
+      for (Path p : {Path::kCopyEngine, Path::kKernel, Path::kStaged}) {
+        options.path = p;
+        sweeps.push_back(runSweep(s, options, "copy", pair.value()[0], pair.value()[1], sizes.value()));
+        if (o.json) fmt::print("{}", benchToJsonLine(sweeps.back(), s));
+      }
+      if (!o.json) fmt::print("{}", renderSweepsSideBySide(sweeps));
+      return kExitOk;
+    }
     std::vector<std::string> keys =
         o.testcases.empty() ? std::vector<std::string>{"ce_write", "sm_write"} : splitList(o.testcases);
     for (const std::string& key : keys) {
