@@ -290,6 +290,10 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
     setup = {Engine::kSmPushPull, Driver::kSource};
   else if (key == "ce_no_p2p")
     setup = {Engine::kCopyEngine, Driver::kSource, false};
+  else if (key == "staged")
+    setup = {Engine::kTransfer, Driver::kDestination, true, Path::kStaged};
+  else if (key == "copy")
+    setup = {Engine::kTransfer, Driver::kDestination, true, o.path};
   else {
     r.error = fmt::format(
         "the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy, copy, staged or ce_no_p2p, not '{}'", key);

@@ -104,12 +104,9 @@ struct TransferEngine::Impl {
       }
       case Path::kCopyEngine:
         GPUPEER_CUDA_CHECK(callerDevice, cudaSetDevice(callerDevice));
-        if (r.srcDevice == kHost || r.dstDevice == kHost || r.srcDevice == r.dstDevice) {
-          GPUPEER_CUDA_CHECK(callerDevice, cudaMemcpyAsync(r.dst, r.src, r.bytes, cudaMemcpyDefault, stream));
-        } else {
-          GPUPEER_CUDA_CHECK(callerDevice,
-                             cudaMemcpyPeerAsync(r.dst, r.dstDevice, r.src, r.srcDevice, r.bytes, stream));
-        }
+        // cudaMemcpyAsync with unified addressing: a direct copy-engine transfer between peers
+        // with access enabled, and (unlike cudaMemcpyPeerAsync) capturable in a graph.
+        GPUPEER_CUDA_CHECK(callerDevice, cudaMemcpyAsync(r.dst, r.src, r.bytes, cudaMemcpyDefault, stream));
         return Status::ok();
       case Path::kKernel: {
         // The source's SMs write into the destination (peer access enabled at creation).
