@@ -105,6 +105,8 @@ struct Snapshot {
   const Gpu* findGpu(int index) const;
   /// The value of an environment variable recorded in the snapshot, or nullptr.
   const std::string* env(const std::string& name) const;
+  /// Whether a recorded variable is set to something other than "", "0" or "false".
+  bool envFlag(const std::string& name) const;
 };
 
 /// Environment variables that change how P2P or NCCL behave; the probe records those set.

@@ -2,6 +2,8 @@
 // machine cannot run it (one GPU, no P2P between a pair).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "bench/bench_device.hpp"
 #include "gpupeer/topology.hpp"
 
@@ -21,6 +23,15 @@ BenchResult begin(const char* key, BenchKind kind = BenchKind::kBandwidth) {
   return r;
 }
 
+BenchCell noteCell(int a, int b, std::string label, std::string note) {
+  BenchCell c;
+  c.row = a;
+  c.col = b;
+  c.label = std::move(label);
+  c.note = std::move(note);
+  return c;
+}
+
 bool peerCapable(const Snapshot& s, int a, int b) {
   return p2pStatus(s, a, b).state == P2pStatus::State::kOk && p2pStatus(s, b, a).state == P2pStatus::State::kOk;
 }
@@ -31,12 +42,7 @@ void addCells(BenchResult& r, Result<std::vector<BenchCell>> cells, int a, int b
     for (BenchCell& c : cells.value()) r.cells.push_back(std::move(c));
     return;
   }
-  BenchCell c;
-  c.row = a;
-  c.col = b;
-  c.label = fmt::format("GPU{}->GPU{}", a, b);
-  c.note = "FAIL: " + cells.status().toString();
-  r.cells.push_back(c);
+  r.cells.push_back(noteCell(a, b, fmt::format("GPU{}->GPU{}", a, b), "FAIL: " + cells.status().toString()));
 }
 
 // Every ordered pair that can do P2P, one transfer (or both directions) at a time.
@@ -52,12 +58,7 @@ BenchResult pairwise(const Snapshot& s, const BenchOptions& o, const char* key, 
     for (int b : devices) {
       if (a == b || (bidir && a > b)) continue;
       if (needP2p && !peerCapable(s, a, b)) {
-        BenchCell c;
-        c.row = a;
-        c.col = b;
-        c.label = fmt::format("GPU{}->GPU{}", a, b);
-        c.note = "waived: no P2P between this pair";
-        r.cells.push_back(c);
+        r.cells.push_back(noteCell(a, b, fmt::format("GPU{}->GPU{}", a, b), "waived: no P2P between this pair"));
         continue;
       }
       std::vector<Transfer> t = {{a, b}};
@@ -68,43 +69,42 @@ BenchResult pairwise(const Snapshot& s, const BenchOptions& o, const char* key, 
   return r;
 }
 
-BenchResult ceRead(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "ce_read", {Engine::kCopyEngine, Driver::kDestination}, false);
+// How each pairwise testcase (and the sweep of the same key) moves data.
+std::optional<TransferSetup> transferSetupFor(const std::string& key, Path path) {
+  if (key == "ce_read") return TransferSetup{Engine::kCopyEngine, Driver::kDestination};
+  if (key == "ce_write" || key == "ce_bidir") return TransferSetup{Engine::kCopyEngine, Driver::kSource};
+  if (key == "sm_read") return TransferSetup{Engine::kSm, Driver::kDestination};
+  if (key == "sm_write" || key == "sm_bidir") return TransferSetup{Engine::kSm, Driver::kSource};
+  if (key == "sm_copy") return TransferSetup{Engine::kSmPushPull, Driver::kSource};
+  if (key == "ce_no_p2p") return TransferSetup{Engine::kCopyEngine, Driver::kSource, false};
+  if (key == "staged" || key == "staged_bidir")
+    return TransferSetup{Engine::kTransfer, Driver::kDestination, true, Path::kStaged};
+  if (key == "copy") return TransferSetup{Engine::kTransfer, Driver::kDestination, true, path};
+  return std::nullopt;
 }
-BenchResult ceWrite(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "ce_write", {Engine::kCopyEngine, Driver::kSource}, false);
+
+// Pairwise testcases: the setup from the table; `bidir` runs both directions at once;
+// `needP2p` waives pairs without P2P (the fallback testcases run on every pair).
+template <bool bidir, bool needP2p = true>
+BenchResult pairwiseCase(const Snapshot& s, const BenchOptions& o, const char* key) {
+  return pairwise(s, o, key, *transferSetupFor(key, o.path), bidir, needP2p);
 }
-BenchResult ceBidir(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "ce_bidir", {Engine::kCopyEngine, Driver::kSource}, true);
+BenchResult ceRead(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<false>(s, o, "ce_read"); }
+BenchResult ceWrite(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<false>(s, o, "ce_write"); }
+BenchResult ceBidir(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<true>(s, o, "ce_bidir"); }
+BenchResult smRead(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<false>(s, o, "sm_read"); }
+BenchResult smWrite(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<false>(s, o, "sm_write"); }
+BenchResult smBidir(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<true>(s, o, "sm_bidir"); }
+BenchResult smCopy(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<false>(s, o, "sm_copy"); }
+BenchResult staged(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<false, false>(s, o, "staged"); }
+BenchResult stagedBidir(const Snapshot& s, const BenchOptions& o) {
+  return pairwiseCase<true, false>(s, o, "staged_bidir");
 }
-BenchResult smRead(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "sm_read", {Engine::kSm, Driver::kDestination}, false);
-}
-BenchResult smCopy(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "sm_copy", {Engine::kSmPushPull, Driver::kSource}, false);
-}
-BenchResult smWrite(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "sm_write", {Engine::kSm, Driver::kSource}, false);
-}
-BenchResult smBidir(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "sm_bidir", {Engine::kSm, Driver::kSource}, true);
-}
+BenchResult ceNoP2p(const Snapshot& s, const BenchOptions& o) { return pairwiseCase<false, false>(s, o, "ce_no_p2p"); }
 BenchResult engineCopy(const Snapshot& s, const BenchOptions& o) {
-  TransferSetup setup{Engine::kTransfer, Driver::kDestination};
-  setup.path = o.path;
-  BenchResult r = pairwise(s, o, "copy", setup, false, false);
+  BenchResult r = pairwiseCase<false, false>(s, o, "copy");
   r.description += fmt::format(" (--path {})", pathName(o.path));
   return r;
-}
-BenchResult staged(const Snapshot& s, const BenchOptions& o) {
-  TransferSetup setup{Engine::kTransfer, Driver::kDestination};
-  setup.path = Path::kStaged;
-  return pairwise(s, o, "staged", setup, false, false);
-}
-BenchResult stagedBidir(const Snapshot& s, const BenchOptions& o) {
-  TransferSetup setup{Engine::kTransfer, Driver::kDestination};
-  setup.path = Path::kStaged;
-  return pairwise(s, o, "staged_bidir", setup, true, false);
 }
 
 BenchResult batch4k(const Snapshot& s, const BenchOptions& o) {
@@ -118,21 +118,13 @@ BenchResult batch4k(const Snapshot& s, const BenchOptions& o) {
     for (int b : devices) {
       if (a == b) continue;
       if (!peerCapable(s, a, b)) {
-        BenchCell c;
-        c.row = a;
-        c.col = b;
-        c.label = fmt::format("GPU{}->GPU{}", a, b);
-        c.note = "waived: no P2P between this pair (the batch would be staged copy by copy)";
-        r.cells.push_back(c);
+        r.cells.push_back(noteCell(a, b, fmt::format("GPU{}->GPU{}", a, b),
+                                   "waived: no P2P between this pair (the batch would be staged copy by copy)"));
         continue;
       }
       addCells(r, bench::measureBatch(s, o, a, b, 1000, 4096), a, b);
     }
   return r;
-}
-
-BenchResult ceNoP2p(const Snapshot& s, const BenchOptions& o) {
-  return pairwise(s, o, "ce_no_p2p", {Engine::kCopyEngine, Driver::kSource, false}, false, false);
 }
 
 BenchResult fanned(const Snapshot& s, const BenchOptions& o, const char* key, bool outward) {
@@ -277,28 +269,13 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
   BenchResult r;
   r.key = key + "_sweep";
   r.description = fmt::format("{} from GPU{} to GPU{} against size", key, src, dst);
-  TransferSetup setup;
-  if (key == "ce_read")
-    setup = {Engine::kCopyEngine, Driver::kDestination};
-  else if (key == "ce_write")
-    setup = {Engine::kCopyEngine, Driver::kSource};
-  else if (key == "sm_read")
-    setup = {Engine::kSm, Driver::kDestination};
-  else if (key == "sm_write")
-    setup = {Engine::kSm, Driver::kSource};
-  else if (key == "sm_copy")
-    setup = {Engine::kSmPushPull, Driver::kSource};
-  else if (key == "ce_no_p2p")
-    setup = {Engine::kCopyEngine, Driver::kSource, false};
-  else if (key == "staged")
-    setup = {Engine::kTransfer, Driver::kDestination, true, Path::kStaged};
-  else if (key == "copy")
-    setup = {Engine::kTransfer, Driver::kDestination, true, o.path};
-  else {
+  std::optional<TransferSetup> found = transferSetupFor(key, o.path);
+  if (!found || key.find("bidir") != std::string::npos) {
     r.error = fmt::format(
         "the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy, copy, staged or ce_no_p2p, not '{}'", key);
     return r;
   }
+  TransferSetup setup = *found;
   if (setup.engine == Engine::kTransfer) {
     auto possible = choosePath(s, src, dst, setup.path);
     if (!possible.isOk()) {
@@ -316,14 +293,8 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
     // Small transfers need more copies per batch to rise above event resolution.
     sized.copiesPerSample = bytes < (1u << 20) ? 64 : bytes < (64u << 20) ? 16 : o.copiesPerSample;
     auto cells = bench::measureTransfers(s, sized, setup, {{src, dst}}, bytes);
-    BenchCell c;
-    c.row = src;
-    c.col = dst;
+    BenchCell c = cells.isOk() ? cells.value()[0] : noteCell(src, dst, "", "FAIL: " + cells.status().toString());
     c.label = formatBytes(bytes);
-    if (cells.isOk())
-      c = cells.value()[0], c.label = formatBytes(bytes);
-    else
-      c.note = "FAIL: " + cells.status().toString();
     r.cells.push_back(c);
   }
   return r;

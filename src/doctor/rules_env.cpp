@@ -8,8 +8,6 @@
 namespace gpupeer::rules {
 namespace {
 
-bool truthy(const std::string* v) { return v && !v->empty() && *v != "0" && *v != "false"; }
-
 // NCCL's path ranks for NCCL_P2P_LEVEL: P2P is used when the pair's path is at most the level.
 int pathRank(const std::string& cls) {
   static const std::map<std::string, int> kRank = {{"NVL", 1}, {"PIX", 2},  {"PXB", 3},
@@ -42,7 +40,7 @@ std::vector<std::pair<int, int>> p2pPairs(const Snapshot& s) {
 
 void p2pDisabledByEnvironment(const Snapshot& s, const Measurements*, Findings& out) {
   for (const char* name : {"NCCL_P2P_DISABLE", "GPUPEER_P2P_DISABLE"}) {
-    if (!truthy(s.env(name))) continue;
+    if (!s.envFlag(name)) continue;
     auto pairs = p2pPairs(s);
     std::string cost;
     if (!pairs.empty()) {

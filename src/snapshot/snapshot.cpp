@@ -19,6 +19,11 @@ const std::string* Snapshot::env(const std::string& name) const {
   return it == environment.end() ? nullptr : &it->second;
 }
 
+bool Snapshot::envFlag(const std::string& name) const {
+  const std::string* v = env(name);
+  return v && !v->empty() && *v != "0" && *v != "false";
+}
+
 const std::vector<std::string>& p2pRelevantEnvironmentVariables() {
   static const std::vector<std::string> kNames = {"CUDA_VISIBLE_DEVICES",
                                                   "CUDA_DEVICE_ORDER",

@@ -7,11 +7,6 @@
 #include "gpupeer/transfer.hpp"
 
 namespace gpupeer {
-namespace {
-
-bool truthy(const std::string* v) { return v && !v->empty() && *v != "0" && *v != "false"; }
-
-}  // namespace
 
 const char* pathName(Path p) {
   switch (p) {
@@ -41,7 +36,7 @@ Result<PathChoice> choosePath(const Snapshot& s, int src, int dst, Path requeste
     return PathChoice{Path::kCopyEngine, src == dst ? "same device: copy engine" : "host and GPU: copy engine"};
   }
   for (const char* name : {"GPUPEER_P2P_DISABLE", "NCCL_P2P_DISABLE"}) {
-    if (!truthy(s.env(name))) continue;
+    if (!s.envFlag(name)) continue;
     if (requested != Path::kAuto && requested != Path::kStaged)
       return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("path {} asked for, but {}={} turns P2P off",
                                                                 pathName(requested), name, *s.env(name)));

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "fixture_support.hpp"
 #include "gpupeer/doctor.hpp"
 #include "gpupeer/kb.hpp"
 #include "gpupeer/snapshot_json.hpp"
@@ -11,11 +12,7 @@
 namespace gpupeer {
 namespace {
 
-Snapshot fixture(const std::string& name) {
-  Result<Snapshot> s = loadSnapshotFile(std::string(GPUPEER_TEST_DATA_DIR) + "/" + name);
-  EXPECT_TRUE(s.isOk()) << s.status().toString();
-  return s.isOk() ? s.value() : Snapshot{};
-}
+Snapshot fixture(const std::string& name) { return testing::loadFixture(name); }
 
 std::multiset<std::string> rulesOf(const DoctorReport& r) {
   std::multiset<std::string> out;

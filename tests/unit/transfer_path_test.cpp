@@ -1,17 +1,14 @@
 // Path choice and request checks: everything the transfer engine decides before enqueueing.
 #include <gtest/gtest.h>
 
+#include "fixture_support.hpp"
 #include "gpupeer/snapshot_json.hpp"
 #include "gpupeer/transfer.hpp"
 
 namespace gpupeer {
 namespace {
 
-Snapshot fixture(const std::string& name) {
-  Result<Snapshot> s = loadSnapshotFile(std::string(GPUPEER_TEST_DATA_DIR) + "/" + name);
-  EXPECT_TRUE(s.isOk()) << s.status().toString();
-  return s.isOk() ? s.value() : Snapshot{};
-}
+Snapshot fixture(const std::string& name) { return testing::loadFixture(name); }
 
 Path chosen(const Snapshot& s, int a, int b, Path requested = Path::kAuto) {
   Result<PathChoice> c = choosePath(s, a, b, requested);
