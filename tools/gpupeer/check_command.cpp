@@ -14,6 +14,10 @@ struct Options {
 };
 
 int run(const Options& o) {
+  if (o.largeMiB == 0 || o.largeMiB > 4096) {
+    fmt::print(stderr, "gpupeer check: --size-mib must be between 1 and 4096\n");
+    return kExitUsage;
+  }
   Snapshot s = probeMachine();
   int visible = static_cast<int>(s.gpus.size());
   if (visible == 0) {
@@ -25,10 +29,6 @@ int run(const Options& o) {
     Result<std::vector<int>> list = parseDeviceList(o.devices, visible);
     if (!list.isOk()) return reportError(list.status());
     options.devices = list.value();
-  }
-  if (o.largeMiB == 0 || o.largeMiB > 4096) {
-    fmt::print(stderr, "gpupeer check: --size-mib must be between 1 and 4096\n");
-    return kExitUsage;
   }
   options.largeBytes = o.largeMiB << 20;
   Result<CheckReport> report = runPeerCheck(s, options);

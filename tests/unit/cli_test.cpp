@@ -1,0 +1,93 @@
+// The gpupeer binary end to end on inputs that need no GPU: snapshots, bad input, exit codes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "gpupeer/snapshot_json.hpp"
+
+namespace gpupeer {
+namespace {
+
+const std::string kData = GPUPEER_TEST_DATA_DIR;
+
+class Cli : public ::testing::Test {
+ protected:
+  CliRun run(const std::string& args, const std::string& env = "") { return runCli(scratch_, args, nullptr, env); }
+  testing::TempDir scratch_;
+};
+
+TEST_F(Cli, TopoOfTheEightGpuFixturePrintsTheEightByEightMatrix) {
+  CliRun r = run("topo --snapshot " + kData + "/snapshot_hgx_h100_8gpu.json");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU7    NV18    NV18    NV18    NV18    NV18    NV18    NV18    X"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Legend:"), std::string::npos);
+  EXPECT_NE(r.out.find("GPU7 -> GPU6  OK"), std::string::npos);
+  CliRun json = run("topo --json --snapshot " + kData + "/snapshot_hgx_h100_8gpu.json");
+  ASSERT_EQ(json.exitCode, 0);
+  auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["pairs"].size(), 56u);
+  EXPECT_EQ(parsed["matrix"][0][1], "NV18");
+}
+
+TEST_F(Cli, SnapshotFileRoundTripsThroughTheCli) {
+  std::string out = scratch_.path() + "/copy.json";
+  CliRun r = run("snapshot --snapshot " + kData + "/snapshot_mig_one_gpu.json -o " + out);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  Result<Snapshot> original = loadSnapshotFile(kData + "/snapshot_mig_one_gpu.json");
+  Result<Snapshot> copy = loadSnapshotFile(out);
+  ASSERT_TRUE(original.isOk() && copy.isOk());
+  EXPECT_EQ(original.value(), copy.value());
+}
+
+TEST_F(Cli, BadSnapshotsNameTheProblem) {
+  std::string truncated =
+      scratch_.write("truncated.json", "{\"schema\": \"gpupeer.snapshot\", \"version\": 1, \"gpus\": [");
+  CliRun r = run("topo --snapshot " + truncated);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("truncated.json:1:"), std::string::npos) << r.err;
+  std::string newer = scratch_.write("newer.json", "{\"schema\": \"gpupeer.snapshot\", \"version\": 99}");
+  r = run("doctor --snapshot " + newer);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("version 99 is not supported"), std::string::npos) << r.err;
+  r = run("topo --snapshot " + scratch_.path() + "/missing.json");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("cannot open snapshot file"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, DoctorOfflineExitCodesFollowTheWorstFinding) {
+  EXPECT_EQ(run("doctor --snapshot " + kData + "/snapshot_hgx_h100_8gpu.json").exitCode, 0);
+  CliRun warn = run("doctor --snapshot " + kData + "/snapshot_consumer_2gpu_no_p2p.json");
+  EXPECT_EQ(warn.exitCode, 5);
+  EXPECT_NE(warn.out.find("explained by KB cuda/peer-access-unsupported-by-hardware"), std::string::npos);
+  EXPECT_NE(warn.out.find("first thing to try:"), std::string::npos);
+  EXPECT_NE(warn.out.find("Not run: P2P data check"), std::string::npos);
+  CliRun json = run("doctor --json --snapshot " + kData + "/snapshot_degraded_nvlink_pcie.json");
+  EXPECT_EQ(json.exitCode, 5);
+  auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["worst"], "warning");
+  EXPECT_EQ(parsed["findings"].size(), 5u);
+}
+
+TEST_F(Cli, HiddenGpusAreExplainedNotCrashedOn) {
+  // CUDA_VISIBLE_DEVICES="" hides every GPU, on a GPU machine too, so this holds everywhere.
+  for (const char* cmd : {"check", "doctor", "topo", "bench -t ce_write"}) {
+    CliRun r = run(cmd, "CUDA_VISIBLE_DEVICES= ");
+    EXPECT_EQ(r.exitCode, 3) << cmd << ": " << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("CUDA_VISIBLE_DEVICES"), std::string::npos) << cmd << ": " << r.out << r.err;
+  }
+}
+
+TEST_F(Cli, BadArgumentsAreUsageErrors) {
+  EXPECT_EQ(run("bench -s 0").exitCode, 2);
+  EXPECT_EQ(run("bench -s 12Q").exitCode, 2);
+  EXPECT_EQ(run("bench --path fastest").exitCode, 2);
+  EXPECT_EQ(run("bench --copies 0").exitCode, 2);
+  EXPECT_EQ(run("check --size-mib 0").exitCode, 2);
+  EXPECT_EQ(run("no-such-command").exitCode, 2);
+  EXPECT_EQ(run("").exitCode, 2);
+}
+
+}  // namespace
+}  // namespace gpupeer
