@@ -93,7 +93,8 @@ class KnowledgeBase {
                                                std::vector<std::string>* warnings);
 
   /// The built-in KB directory (the first that exists of: the source tree's kb/ for a build
-  /// tree, <exe>/../share/gpupeer/kb for a relocated install, the configured install dir),
+  /// tree, <exe>/../share/gpupeer/kb for a relocated install, <exe>/../kb for a build folder
+  /// carried with its repository, the configured install dir),
   /// followed by each directory of the colon-separated GPUPEER_KB_PATH.
   static std::vector<std::string> defaultDirectories();
 

@@ -83,7 +83,12 @@ std::vector<std::string> KnowledgeBase::defaultDirectories() {
   // the configured prefix so that it is this binary's own KB, not another install's.
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back((exe.parent_path().parent_path() / "share/gpupeer/kb").string());
+  if (!ec) {
+    candidates.push_back((exe.parent_path().parent_path() / "share/gpupeer/kb").string());
+    // A build folder carried to another machine with its repository: <repo>/build/gpupeer
+    // finds <repo>/kb.
+    candidates.push_back((exe.parent_path().parent_path() / "kb").string());
+  }
   candidates.push_back(GPUPEER_KB_INSTALL_DIR);
 
   std::vector<std::string> dirs;
