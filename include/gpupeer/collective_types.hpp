@@ -1,0 +1,48 @@
+#pragma once
+/// \file collective_types.hpp
+/// The vocabulary of collectives (operations, element types, reduction operators) with the
+/// names nccl-tests uses on its command line, and the bus-bandwidth definition of nccl-tests'
+/// doc/PERFORMANCE.md, so gpupeer's tables compare one to one with nccl-tests'.
+
+#include <cstddef>
+#include <string>
+
+#include "gpupeer/status.hpp"
+
+namespace gpupeer {
+
+enum class CollOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
+enum class DataType { kFloat32, kFloat16, kBFloat16, kFloat64, kInt8, kUInt8, kInt32, kInt64 };
+enum class RedOp { kSum, kProd, kMin, kMax, kAvg };
+
+const char* collOpName(CollOp op);     ///< "all_reduce", "all_gather", ... (nccl-tests binary names)
+const char* dataTypeName(DataType t);  ///< "float", "half", "bfloat16", "double", "int8", ... (-d)
+const char* redOpName(RedOp op);       ///< "sum", "prod", "min", "max", "avg" (-o)
+std::size_t dataTypeSize(DataType t);  ///< bytes per element
+bool isFloatingPoint(DataType t);
+
+/// Accepts the nccl-tests names and common aliases ("allreduce", "fp32", "bf16", ...).
+Result<CollOp> parseCollOp(const std::string& text);
+Result<DataType> parseDataType(const std::string& text);
+Result<RedOp> parseRedOp(const std::string& text);
+
+/// Whether `op` is defined on `type`. Averages of integers are refused: the rounding of an
+/// integer division would differ from what users expect of NCCL's integer avg (which divides
+/// each rank's share before summing), so the caller gets a clear error instead.
+Status checkRedOpForType(RedOp op, DataType type);
+
+/// Bytes the nccl-tests "size" column shows for `count` elements per rank: the buffer every
+/// rank ends with (all-gather: count x ranks elements; reduce-scatter: the input of count x
+/// ranks; all-to-all: count x ranks; the rest: count).
+std::size_t collectiveBytes(CollOp op, std::size_t count, DataType type, int ranks);
+
+/// algbw = size / time; busbw = algbw x factor, with nccl-tests' factors: all-reduce
+/// 2(n-1)/n, all-gather, reduce-scatter and all-to-all (n-1)/n, broadcast, reduce and
+/// send/recv 1. GB/s with 1 GB = 1e9 bytes.
+double busBandwidthFactor(CollOp op, int ranks);
+struct Bandwidth {
+  double algbw = 0, busbw = 0;
+};
+Bandwidth collectiveBandwidth(CollOp op, std::size_t bytes, double seconds, int ranks);
+
+}  // namespace gpupeer
