@@ -1,0 +1,36 @@
+#pragma once
+/// \file collective_reference.hpp
+/// Host reference for reductions and the check of a device result against it: integers must
+/// match bit for bit (with the type's wrap-around, as the device computes in the type),
+/// min/max exactly, and floating-point sums, products and averages within the error that any
+/// summation order can produce.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "gpupeer/collective_types.hpp"
+
+namespace gpupeer {
+
+/// IEEE half and bfloat16 <-> float, round to nearest even (host side).
+float halfToFloat(std::uint16_t h);
+std::uint16_t floatToHalf(float f);
+float bfloat16ToFloat(std::uint16_t b);
+std::uint16_t floatToBfloat16(float f);
+
+/// Element i of a buffer of `type`, as double.
+double elementAsDouble(DataType type, const void* data, std::size_t i);
+
+struct ReductionCheck {
+  std::size_t wrong = 0;       ///< elements outside the bound (#wrong in nccl-tests' table)
+  std::size_t firstWrong = 0;  ///< index of the first, when wrong > 0
+  double maxError = 0;         ///< largest |result - exact| seen, for floating types
+};
+
+/// Checks `result` (count elements of `type`) against `op` applied elementwise over `inputs`
+/// (one buffer per rank, each count elements). Averages divide the sum by the rank count.
+ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const void*>& inputs, const void* result,
+                              std::size_t count);
+
+}  // namespace gpupeer

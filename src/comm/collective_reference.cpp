@@ -1,0 +1,176 @@
+#include "gpupeer/collective_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace gpupeer {
+
+float halfToFloat(std::uint16_t h) {
+  std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::uint16_t floatToHalf(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  std::uint32_t sign = (x >> 16) & 0x8000u;
+  std::uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
+  if (absx >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504: inf
+  if (absx < 0x33000001u) return static_cast<std::uint16_t>(sign);             // below half of the smallest subnormal
+  int exp = static_cast<int>(absx >> 23) - 127 + 15;
+  std::uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+  int shift = exp <= 0 ? 14 - exp : 13;  // subnormals shift further
+  std::uint32_t value = exp <= 0 ? 0 : static_cast<std::uint32_t>(exp) << 10;
+  std::uint32_t kept = mant >> shift, rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+  std::uint32_t out = (exp <= 0 ? kept : (value | (kept & 0x3ffu)));
+  if (rest > half || (rest == half && (out & 1))) ++out;  // nearest, ties to even (may carry into the exponent)
+  return static_cast<std::uint16_t>(sign | out);
+}
+
+float bfloat16ToFloat(std::uint16_t b) {
+  std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::uint16_t floatToBfloat16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40);  // NaN stays NaN
+  x += 0x7fffu + ((x >> 16) & 1);                                                            // nearest, ties to even
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+double elementAsDouble(DataType type, const void* data, std::size_t i) {
+  const auto* p = static_cast<const unsigned char*>(data) + i * dataTypeSize(type);
+  auto load = [p](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  switch (type) {
+    case DataType::kFloat32: return load(float{});
+    case DataType::kFloat64: return load(double{});
+    case DataType::kFloat16: return halfToFloat(load(std::uint16_t{}));
+    case DataType::kBFloat16: return bfloat16ToFloat(load(std::uint16_t{}));
+    case DataType::kInt8: return load(std::int8_t{});
+    case DataType::kUInt8: return load(std::uint8_t{});
+    case DataType::kInt32: return load(std::int32_t{});
+    case DataType::kInt64: return static_cast<double>(load(std::int64_t{}));
+  }
+  return 0;
+}
+
+namespace {
+
+// Unit roundoff of the type's arithmetic (half of one ulp at 1.0).
+double unitRoundoff(DataType type) {
+  switch (type) {
+    case DataType::kFloat16: return std::ldexp(1.0, -11);
+    case DataType::kBFloat16: return std::ldexp(1.0, -8);
+    case DataType::kFloat32: return std::ldexp(1.0, -24);
+    default: return std::ldexp(1.0, -53);
+  }
+}
+
+template <class T>
+T loadAs(const void* data, std::size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const unsigned char*>(data) + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+// Integers: computed in the type with wrap-around, as the device does; must match exactly.
+template <class T>
+ReductionCheck checkIntegers(RedOp op, const std::vector<const void*>& inputs, const void* result, std::size_t count) {
+  using U = std::make_unsigned_t<T>;
+  ReductionCheck c;
+  for (std::size_t i = 0; i < count; ++i) {
+    U acc = static_cast<U>(loadAs<T>(inputs[0], i));
+    for (std::size_t r = 1; r < inputs.size(); ++r) {
+      T v = loadAs<T>(inputs[r], i);
+      switch (op) {
+        case RedOp::kSum:
+        case RedOp::kAvg: acc = static_cast<U>(acc + static_cast<U>(v)); break;
+        case RedOp::kProd: acc = static_cast<U>(acc * static_cast<U>(v)); break;
+        case RedOp::kMin: acc = static_cast<U>(std::min(static_cast<T>(acc), v)); break;
+        case RedOp::kMax: acc = static_cast<U>(std::max(static_cast<T>(acc), v)); break;
+      }
+    }
+    if (loadAs<T>(result, i) != static_cast<T>(acc) && c.wrong++ == 0) c.firstWrong = i;
+  }
+  return c;
+}
+
+}  // namespace
+
+ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const void*>& inputs, const void* result,
+                              std::size_t count) {
+  if (inputs.empty()) return {};
+  switch (type) {
+    case DataType::kInt8: return checkIntegers<std::int8_t>(op, inputs, result, count);
+    case DataType::kUInt8: return checkIntegers<std::uint8_t>(op, inputs, result, count);
+    case DataType::kInt32: return checkIntegers<std::int32_t>(op, inputs, result, count);
+    case DataType::kInt64: return checkIntegers<std::int64_t>(op, inputs, result, count);
+    default: break;
+  }
+  ReductionCheck c;
+  const double n = static_cast<double>(inputs.size()), u = unitRoundoff(type);
+  for (std::size_t i = 0; i < count; ++i) {
+    double exact = elementAsDouble(type, inputs[0], i), magnitude = std::fabs(exact);
+    for (std::size_t r = 1; r < inputs.size(); ++r) {
+      double v = elementAsDouble(type, inputs[r], i);
+      switch (op) {
+        case RedOp::kSum:
+        case RedOp::kAvg:
+          exact += v;
+          magnitude += std::fabs(v);
+          break;
+        case RedOp::kProd:
+          exact *= v;
+          magnitude = std::fabs(exact);
+          break;
+        case RedOp::kMin: exact = std::min(exact, v); break;
+        case RedOp::kMax: exact = std::max(exact, v); break;
+      }
+    }
+    if (op == RedOp::kAvg) {
+      exact /= n;
+      magnitude /= n;
+    }
+    double got = elementAsDouble(type, result, i);
+    double bound = 0;  // min and max pick one of the inputs: exact
+    // Any order of n-1 additions (or multiplications) errs by at most (n-1) u per step on the
+    // magnitudes involved, plus the division of avg and the final rounding to the type.
+    if (op == RedOp::kSum || op == RedOp::kAvg) bound = (n + 1) * u * magnitude;
+    if (op == RedOp::kProd) bound = (n + 1) * u * magnitude;
+    double error = std::fabs(got - exact);
+    bool ok = std::isnan(exact) ? std::isnan(got) : error <= bound;
+    c.maxError = std::max(c.maxError, std::isnan(error) ? 0.0 : error);
+    if (!ok && c.wrong++ == 0) c.firstWrong = i;
+  }
+  return c;
+}
+
+}  // namespace gpupeer

@@ -1,0 +1,93 @@
+// The host reference the collectives will be checked against: conversions, exact integers,
+// and float bounds that accept every summation order but not a wrong result.
+#include "gpupeer/collective_reference.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace gpupeer {
+namespace {
+
+TEST(HalfAndBfloat16, KnownValuesAndRoundTrips) {
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(1e6f), 0x7c00);                          // overflow to inf
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);         // smallest subnormal
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie rounds to even
+  EXPECT_FLOAT_EQ(halfToFloat(0x3555), 0.333251953125f);
+  EXPECT_FLOAT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_FLOAT_EQ(bfloat16ToFloat(0x4049), 3.140625f);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(NAN))));
+  for (std::uint32_t h = 0; h < 0x7c00; h += 7) EXPECT_EQ(floatToHalf(halfToFloat(h)), h) << h;
+}
+
+TEST(CheckReduction, IntegersAreExactWithWrapAround) {
+  std::vector<std::int8_t> a = {100, -128, 5, 7}, b = {100, -1, -5, 9}, sum = {-56, 127, 0, 16};
+  EXPECT_EQ(checkReduction(DataType::kInt8, RedOp::kSum, {a.data(), b.data()}, sum.data(), 4).wrong, 0u);
+  sum[2] = 1;
+  ReductionCheck c = checkReduction(DataType::kInt8, RedOp::kSum, {a.data(), b.data()}, sum.data(), 4);
+  EXPECT_EQ(c.wrong, 1u);
+  EXPECT_EQ(c.firstWrong, 2u);
+  std::vector<std::int8_t> mx = {100, -1, 5, 9};
+  EXPECT_EQ(checkReduction(DataType::kInt8, RedOp::kMax, {a.data(), b.data()}, mx.data(), 4).wrong, 0u);
+  std::vector<std::int64_t> x = {1LL << 40, 3}, y = {5, 1LL << 41}, prod = {5LL << 40, 3LL << 41};
+  EXPECT_EQ(checkReduction(DataType::kInt64, RedOp::kProd, {x.data(), y.data()}, prod.data(), 2).wrong, 0u);
+}
+
+TEST(CheckReduction, FloatSumsInAnyOrderPassAndWrongOnesFail) {
+  const int ranks = 8;
+  const std::size_t count = 4096;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<std::vector<std::uint16_t>> inputs(ranks, std::vector<std::uint16_t>(count));
+  for (auto& in : inputs)
+    for (auto& v : in) v = floatToBfloat16(dist(rng));
+  std::vector<const void*> ptrs;
+  for (auto& in : inputs) ptrs.push_back(in.data());
+  // Two device-like orders, accumulating in bf16 after every step: forwards and as a tree.
+  std::vector<std::uint16_t> forward(count), tree(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    float acc = bfloat16ToFloat(inputs[0][i]);
+    for (int r = 1; r < ranks; ++r) acc = bfloat16ToFloat(floatToBfloat16(acc + bfloat16ToFloat(inputs[r][i])));
+    forward[i] = floatToBfloat16(acc);
+    std::vector<float> level;
+    for (int r = 0; r < ranks; ++r) level.push_back(bfloat16ToFloat(inputs[r][i]));
+    while (level.size() > 1) {
+      std::vector<float> next;
+      for (std::size_t k = 0; k < level.size(); k += 2)
+        next.push_back(bfloat16ToFloat(floatToBfloat16(level[k] + level[k + 1])));
+      level = next;
+    }
+    tree[i] = floatToBfloat16(level[0]);
+  }
+  EXPECT_EQ(checkReduction(DataType::kBFloat16, RedOp::kSum, ptrs, forward.data(), count).wrong, 0u);
+  EXPECT_EQ(checkReduction(DataType::kBFloat16, RedOp::kSum, ptrs, tree.data(), count).wrong, 0u);
+  // Dropping one rank's contribution is caught.
+  std::vector<std::uint16_t> missing(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    float acc = 0;
+    for (int r = 0; r < ranks - 1; ++r) acc += bfloat16ToFloat(inputs[r][i]);
+    missing[i] = floatToBfloat16(acc);
+  }
+  EXPECT_GT(checkReduction(DataType::kBFloat16, RedOp::kSum, ptrs, missing.data(), count).wrong, count / 2);
+}
+
+TEST(CheckReduction, FloatAverageMinAndNan) {
+  std::vector<float> a = {1, 4, NAN}, b = {3, -2, 1}, avg = {2, 1, NAN}, mn = {1, -2, NAN};
+  EXPECT_EQ(checkReduction(DataType::kFloat32, RedOp::kAvg, {a.data(), b.data()}, avg.data(), 3).wrong, 0u);
+  EXPECT_EQ(checkReduction(DataType::kFloat32, RedOp::kMin, {a.data(), b.data()}, mn.data(), 2).wrong, 0u);
+  avg[2] = 0;  // a NaN input must give NaN
+  EXPECT_EQ(checkReduction(DataType::kFloat32, RedOp::kAvg, {a.data(), b.data()}, avg.data(), 3).wrong, 1u);
+  mn[0] = std::nextafter(1.0f, 2.0f);  // min is exact
+  EXPECT_EQ(checkReduction(DataType::kFloat32, RedOp::kMin, {a.data(), b.data()}, mn.data(), 2).wrong, 1u);
+}
+
+}  // namespace
+}  // namespace gpupeer
