@@ -41,13 +41,13 @@ TEST(ChoosePath, PairsWithoutP2pAreStagedAndForcedP2pIsRefused) {
 TEST(ChoosePath, DisableVariablesForceStagingEverywhere) {
   for (const char* name : {"GPUPEER_P2P_DISABLE", "NCCL_P2P_DISABLE"}) {
     Snapshot s = fixture("snapshot_h200_2gpu_captured.json");
-    s.environment[name] = "1";
+    s.environment.insert_or_assign(name, std::string("1"));  // (operator= from a literal trips GCC 12's -Wrestrict)
     Result<PathChoice> c = choosePath(s, 0, 1, Path::kAuto);
     ASSERT_TRUE(c.isOk());
     EXPECT_EQ(c.value().path, Path::kStaged);
     EXPECT_NE(c.value().reason.find(name), std::string::npos);
     EXPECT_FALSE(choosePath(s, 0, 1, Path::kCopyEngine).isOk());
-    s.environment[name] = "0";
+    s.environment.insert_or_assign(name, std::string("0"));
     EXPECT_EQ(chosen(s, 0, 1), Path::kCopyEngine);
   }
 }
