@@ -122,7 +122,7 @@ Status Communicator::allReduce(const std::vector<const void*>& send, const std::
     std::size_t len = std::min(piece, count - done);
     // Enough blocks to fill the GPUs for large pieces, few for small ones (each block runs
     // its own barrier). Same on every rank, as the kernel requires.
-    int blocks = static_cast<int>(std::clamp<std::size_t>((len * elementSize) / (64 * 1024), 1, 132));
+    int blocks = static_cast<int>(std::clamp<std::size_t>((len * elementSize) / (16 * 1024), 1, 132));
     for (std::size_t r = 0; r < n; ++r) {
       AllReducePeers peers{};
       for (std::size_t k = 0; k < n; ++k) {

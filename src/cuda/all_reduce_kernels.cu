@@ -51,19 +51,33 @@ __device__ unsigned long long now() {
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    oneShotAllReduce(const T* in, T* out, std::size_t count, RedOp op, AllReducePeers peers) {
+    oneShotAllReduce(const T* in, T* out, std::size_t count, RedOp op, AllReducePeers peers, bool vectors) {
   using A = typename Acc<T>::type;
   __shared__ std::uint32_t epochShared;
   if (threadIdx.x == 0) epochShared = peers.epochs[blockIdx.x] + 1;
   __syncthreads();
   const std::uint32_t epoch = epochShared;
   const std::size_t half = (epoch & 1) * peers.scratchElements;  // the two halves alternate
-  const std::size_t per = (count + gridDim.x - 1) / gridDim.x;
-  const std::size_t begin = blockIdx.x * per, end = begin + per < count ? begin + per : count;
+  // Work is split in 16-byte vectors when the buffers allow it (`vectors` > 0): each block
+  // owns the same range on every rank, so its barrier covers exactly the data it reads. The
+  // last block also takes the elements after the last whole vector.
+  constexpr std::size_t kLanes = 16 / sizeof(T);
+  const std::size_t units = vectors ? count / kLanes : count;
+  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
+  const std::size_t begin = blockIdx.x * per, end = begin + per < units ? begin + per : units;
+  const std::size_t tailBegin = vectors ? units * kLanes : count;
+  const bool lastBlock = blockIdx.x == gridDim.x - 1;
 
   // 1. This block's share of the input into this rank's scratch.
   T* mine = static_cast<T*>(peers.scratch[peers.rank]) + half;
-  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) mine[i] = in[i];
+  if (vectors) {
+    for (std::size_t v = begin + threadIdx.x; v < end; v += blockDim.x)
+      reinterpret_cast<uint4*>(mine)[v] = reinterpret_cast<const uint4*>(in)[v];
+  } else {
+    for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) mine[i] = in[i];
+  }
+  if (lastBlock)
+    for (std::size_t i = tailBegin + threadIdx.x; i < count; i += blockDim.x) mine[i] = in[i];
   __syncthreads();
   // 2. Barrier with the same block of every rank. Thread r tells rank r "block b of me has
   // written epoch's data": the system-scope fence and release store make the block's scratch
@@ -88,21 +102,46 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   // 3. Reduce every rank's share in rank order 0..n-1, so every GPU gets the same bits.
-  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+  auto reduceAt = [&](std::size_t i) {
     A acc = Acc<T>::load(static_cast<const T*>(peers.scratch[0])[half + i]);
     for (int r = 1; r < peers.ranks; ++r)
       acc = combine<A>(op, acc, Acc<T>::load(static_cast<const T*>(peers.scratch[r])[half + i]));
     if (op == RedOp::kAvg) acc = static_cast<A>(acc / static_cast<A>(peers.ranks));
-    out[i] = Acc<T>::store(acc);
+    return Acc<T>::store(acc);
+  };
+  if (vectors) {
+    for (std::size_t v = begin + threadIdx.x; v < end; v += blockDim.x) {
+      uint4 loaded[kMaxCommRanks];
+      for (int r = 0; r < peers.ranks; ++r)
+        loaded[r] = reinterpret_cast<const uint4*>(static_cast<const T*>(peers.scratch[r]) + half)[v];
+      uint4 result;
+      T* lanes = reinterpret_cast<T*>(&result);
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        A acc = Acc<T>::load(reinterpret_cast<const T*>(&loaded[0])[l]);
+        for (int r = 1; r < peers.ranks; ++r)
+          acc = combine<A>(op, acc, Acc<T>::load(reinterpret_cast<const T*>(&loaded[r])[l]));
+        if (op == RedOp::kAvg) acc = static_cast<A>(acc / static_cast<A>(peers.ranks));
+        lanes[l] = Acc<T>::store(acc);
+      }
+      reinterpret_cast<uint4*>(out)[v] = result;
+    }
+  } else {
+    for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) out[i] = reduceAt(i);
   }
+  if (lastBlock)
+    for (std::size_t i = tailBegin + threadIdx.x; i < count; i += blockDim.x) out[i] = reduceAt(i);
   if (threadIdx.x == 0) peers.epochs[blockIdx.x] = epoch;
 }
 
 template <class T>
 cudaError_t launchTyped(const void* in, void* out, std::size_t count, RedOp op, const AllReducePeers& peers, int blocks,
                         cudaStream_t stream) {
+  // 16-byte vectors need 16-byte aligned input, output and scratch halves (the scratch itself
+  // comes from cudaMalloc, 256-byte aligned).
+  bool vectors = ((reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(out)) & 15) == 0 &&
+                 (peers.scratchElements * sizeof(T)) % 16 == 0;
   oneShotAllReduce<T>
-      <<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), count, op, peers);
+      <<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(in), static_cast<T*>(out), count, op, peers, vectors);
   return cudaGetLastError();
 }
 
