@@ -19,6 +19,11 @@ std::uint16_t floatToHalf(float f);
 float bfloat16ToFloat(std::uint16_t b);
 std::uint16_t floatToBfloat16(float f);
 
+/// Known-answer input of `rank`: small integers (quarters for floating types) that every type
+/// holds exactly; int8/uint8 values are scaled so that sums over two ranks wrap, int64 values
+/// shifted so that products wrap, exercising the type's own arithmetic.
+std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t count);
+
 /// Element i of a buffer of `type`, as double.
 double elementAsDouble(DataType type, const void* data, std::size_t i);
 

@@ -63,6 +63,26 @@ std::uint16_t floatToBfloat16(float f) {
   return static_cast<std::uint16_t>(x >> 16);
 }
 
+std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t count) {
+  std::vector<std::uint8_t> out(count * dataTypeSize(type));
+  for (std::size_t i = 0; i < count; ++i) {
+    int v = static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 17) - 8;
+    unsigned char* p = out.data() + i * dataTypeSize(type);
+    auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
+    switch (type) {
+      case DataType::kFloat32: put(v / 4.0f); break;
+      case DataType::kFloat64: put(v / 4.0); break;
+      case DataType::kFloat16: put(floatToHalf(v / 4.0f)); break;
+      case DataType::kBFloat16: put(floatToBfloat16(v / 4.0f)); break;
+      case DataType::kInt8: put(static_cast<std::int8_t>(v * 15)); break;
+      case DataType::kUInt8: put(static_cast<std::uint8_t>((v + 8) * 15)); break;
+      case DataType::kInt32: put(static_cast<std::int32_t>(v)); break;
+      case DataType::kInt64: put(static_cast<std::int64_t>(v) * (std::int64_t{1} << 33)); break;
+    }
+  }
+  return out;
+}
+
 double elementAsDouble(DataType type, const void* data, std::size_t i) {
   const auto* p = static_cast<const unsigned char*>(data) + i * dataTypeSize(type);
   auto load = [p](auto v) {

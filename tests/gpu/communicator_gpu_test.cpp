@@ -14,27 +14,6 @@
 namespace gpupeer {
 namespace {
 
-std::vector<std::uint8_t> inputFor(DataType type, int rank, std::size_t count) {
-  std::vector<std::uint8_t> out(count * dataTypeSize(type));
-  for (std::size_t i = 0; i < count; ++i) {
-    int v = static_cast<int>((i * 5 + rank * 11) % 13) - 6;
-    if (type == DataType::kUInt8) v += 6;
-    unsigned char* p = out.data() + i * dataTypeSize(type);
-    auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
-    switch (type) {
-      case DataType::kFloat32: put(v / 8.0f); break;
-      case DataType::kFloat64: put(v / 8.0); break;
-      case DataType::kFloat16: put(floatToHalf(v / 8.0f)); break;
-      case DataType::kBFloat16: put(floatToBfloat16(v / 8.0f)); break;
-      case DataType::kInt8: put(static_cast<std::int8_t>(v * 19)); break;  // sums wrap
-      case DataType::kUInt8: put(static_cast<std::uint8_t>(v * 41)); break;
-      case DataType::kInt32: put(static_cast<std::int32_t>(v)); break;
-      case DataType::kInt64: put(static_cast<std::int64_t>(v) << 33); break;
-    }
-  }
-  return out;
-}
-
 struct Ranks {
   std::vector<int> devices;
   std::vector<DeviceBuffer> send, recv;
@@ -72,7 +51,7 @@ void runAndCheck(Communicator& comm, Ranks& ranks, DataType type, RedOp op, std:
   std::vector<const void*> in, send;
   std::vector<void*> recv;
   for (std::size_t r = 0; r < n; ++r) {
-    inputs.push_back(inputFor(type, static_cast<int>(r), count));
+    inputs.push_back(knownAnswerInput(type, static_cast<int>(r), count));
     cudaSetDevice(ranks.devices[r]);
     ASSERT_EQ(cudaMemcpy(ranks.send[r].bytes() + offset, inputs[r].data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
     send.push_back(ranks.send[r].bytes() + offset);

@@ -91,3 +91,28 @@ TEST(CheckReduction, FloatAverageMinAndNan) {
 
 }  // namespace
 }  // namespace gpupeer
+
+namespace gpupeer {
+namespace {
+
+TEST(KnownAnswerInput, ExactInEveryTypeAndWrapsWhereMeant) {
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
+    auto a = knownAnswerInput(t, 0, 100);
+    for (std::size_t i = 0; i < 100; ++i) {
+      double v = elementAsDouble(t, a.data(), i);
+      EXPECT_EQ(v * 4, std::round(v * 4)) << dataTypeName(t);  // quarters, exactly
+      EXPECT_LE(std::fabs(v), 2.0);
+    }
+  }
+  auto r0 = knownAnswerInput(DataType::kInt8, 0, 17), r1 = knownAnswerInput(DataType::kInt8, 1, 17);
+  bool wraps = false;
+  for (std::size_t i = 0; i < 17; ++i) {
+    int sum = static_cast<std::int8_t>(r0[i]) + static_cast<std::int8_t>(r1[i]);
+    wraps = wraps || sum > 127 || sum < -128;
+  }
+  EXPECT_TRUE(wraps);
+  EXPECT_NE(knownAnswerInput(DataType::kInt32, 0, 8), knownAnswerInput(DataType::kInt32, 1, 8));
+}
+
+}  // namespace
+}  // namespace gpupeer

@@ -24,28 +24,6 @@ struct Options {
   int gpus = 0, iters = 20, warmup = 5;
 };
 
-// Known-answer inputs: small integers (times 1/4 for floating types), exact in every type, so
-// integer results must match bit for bit and float results within the summation bound.
-void fillInput(std::vector<std::uint8_t>& out, DataType type, int rank, std::size_t count) {
-  out.resize(count * dataTypeSize(type));
-  for (std::size_t i = 0; i < count; ++i) {
-    int v = static_cast<int>((i * 7 + rank * 13) % 17) - 8;
-    if (type == DataType::kUInt8) v += 8;
-    unsigned char* p = out.data() + i * dataTypeSize(type);
-    auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
-    switch (type) {
-      case DataType::kFloat32: put(v / 4.0f); break;
-      case DataType::kFloat64: put(v / 4.0); break;
-      case DataType::kFloat16: put(floatToHalf(v / 4.0f)); break;
-      case DataType::kBFloat16: put(floatToBfloat16(v / 4.0f)); break;
-      case DataType::kInt8: put(static_cast<std::int8_t>(v)); break;
-      case DataType::kUInt8: put(static_cast<std::uint8_t>(v)); break;
-      case DataType::kInt32: put(static_cast<std::int32_t>(v)); break;
-      case DataType::kInt64: put(static_cast<std::int64_t>(v)); break;
-    }
-  }
-}
-
 struct Rank {
   int device;
   void* send = nullptr;
@@ -186,7 +164,7 @@ int run(const Options& o) {
       }
     };
     for (std::size_t r = 0; r < ranks.size(); ++r) {
-      fillInput(inputs[r], type.value(), static_cast<int>(r), count);
+      inputs[r] = knownAnswerInput(type.value(), static_cast<int>(r), count);
       send.push_back(ranks[r].send);
       recv.push_back(ranks[r].recv);
       inPlace.push_back(ranks[r].send);
