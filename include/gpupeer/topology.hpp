@@ -33,6 +33,10 @@ std::string nvlinkGenerationName(const Gpu& gpu);
 /// protocol overhead not). nullopt for an unknown generation.
 std::optional<double> pcieRateGBps(int gen, int width);
 
+/// Per-direction rate of a GPU's own PCIe link at the generation and width it can train to;
+/// nullopt when either is unknown. (A link trained lower is a separate finding.)
+std::optional<double> pcieLinkGBps(const Gpu& gpu);
+
 /// What the link between a pair can carry in one direction, in theory.
 struct LinkLimit {
   std::string medium;       ///< "NVLink", "PCIe" or "" when unknown

@@ -43,9 +43,8 @@ std::string renderBenchText(const BenchResult& r, int gpuCount) {
   if (!r.waived.empty()) return out + "  WAIVED: " + r.waived + "\n";
   if (!r.error.empty()) return out + "  ERROR: " + r.error + "\n";
   if (isMatrix(r) && r.key != "latency_pingpong") {
-    const char* rowName = r.key == "latency_chase"                                 ? "memory"
-                          : (r.key.rfind("sm_read", 0) == 0 || r.key == "ce_read") ? "src"
-                                                                                   : "src";
+    // Rows name the source, except for the pointer chase, whose row is the memory read from.
+    const char* rowName = r.key == "latency_chase" ? "memory" : "src";
     out += fmt::format("  {:<10}", rowName);
     for (int col = 0; col < gpuCount; ++col) out += fmt::format("{:>20}", fmt::format("dst GPU{}", col));
     out += "\n";

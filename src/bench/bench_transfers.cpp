@@ -12,6 +12,7 @@
 #include "cuda/copy_kernels.cuh"
 #include "cuda/cuda_status.hpp"
 #include "cuda/device_memory.hpp"
+#include "cuda/device_pattern.hpp"
 #include "gpupeer/log.hpp"
 #include "gpupeer/pattern.hpp"
 #include "gpupeer/peer_access.hpp"
@@ -38,15 +39,9 @@ Status verifyEndpoint(const Endpoint& e, int where, std::size_t bytes, std::uint
     if (m) failure = fmt::format("{} byte(s) wrong, first at {}", m->count, m->offset);
     return Status::ok();
   }
-  DeviceBuffer counters;
-  GPUPEER_RETURN_IF_ERROR(counters.allocate(where, 2 * sizeof(unsigned long long)));
-  auto* c = reinterpret_cast<unsigned long long*>(counters.get());
-  GPUPEER_CUDA_CHECK(where, cudaMemset(c, 0, sizeof(unsigned long long)));
-  GPUPEER_CUDA_CHECK(where, cudaMemset(c + 1, 0xff, sizeof(unsigned long long)));
-  GPUPEER_CUDA_CHECK(where, launchVerifyPattern(e.ptr(), bytes, seed, c, c + 1, nullptr));
-  unsigned long long host[2] = {0, 0};
-  GPUPEER_CUDA_CHECK(where, cudaMemcpy(host, c, sizeof host, cudaMemcpyDeviceToHost));
-  if (host[0]) failure = fmt::format("{} byte(s) wrong, first at {}", host[0], host[1]);
+  Result<PatternMismatches> m = countPatternMismatches(where, e.ptr(), bytes, seed);
+  if (!m.isOk()) return m.status();
+  if (m.value().count) failure = fmt::format("{} byte(s) wrong, first at {}", m.value().count, m.value().first);
   return Status::ok();
 }
 
@@ -55,10 +50,7 @@ Status fillEndpoint(Endpoint& e, int where, std::size_t bytes, std::uint64_t see
     fillPattern(e.host.bytes(), bytes, seed);
     return Status::ok();
   }
-  GPUPEER_CUDA_CHECK(where, cudaSetDevice(where));
-  GPUPEER_CUDA_CHECK(where, launchFillPattern(e.ptr(), bytes, seed, nullptr));
-  GPUPEER_CUDA_CHECK(where, cudaDeviceSynchronize());
-  return Status::ok();
+  return fillPatternOnDevice(where, e.ptr(), bytes, seed);
 }
 
 Status poisonEndpoint(Endpoint& e, int where, std::size_t bytes) {
@@ -223,8 +215,7 @@ Result<std::vector<BenchCell>> measureTransfers(const Snapshot& s, const BenchOp
       LinkLimit lim = theoreticalLinkLimit(s, lane.t.src, lane.t.dst);
       if (lim.known() && setup.peerAccess) cell.theoreticalGBps = lim.gbps;
     } else if (const Gpu* g = s.findGpu(lane.t.src >= 0 ? lane.t.src : lane.t.dst)) {
-      if (g->pcie.maxGen.known() && g->pcie.maxWidth.known())
-        cell.theoreticalGBps = pcieRateGBps(g->pcie.maxGen.value(), g->pcie.maxWidth.value()).value_or(0);
+      cell.theoreticalGBps = pcieLinkGBps(*g).value_or(0);
     }
     if (o.verify) {
       std::string failure;
@@ -251,9 +242,7 @@ Result<std::vector<BenchCell>> measureBatch(const Snapshot& s, const BenchOption
   GPUPEER_RETURN_IF_ERROR(from.allocate(src, copies * piece));
   GPUPEER_RETURN_IF_ERROR(to.allocate(dst, 2 * copies * piece));
   std::uint64_t seed = transferSeed(src, dst, 0xba7c);
-  GPUPEER_CUDA_CHECK(src, cudaSetDevice(src));
-  GPUPEER_CUDA_CHECK(src, launchFillPattern(from.get(), copies * piece, seed, nullptr));
-  GPUPEER_CUDA_CHECK(src, cudaDeviceSynchronize());
+  GPUPEER_RETURN_IF_ERROR(fillPatternOnDevice(src, from.get(), copies * piece, seed));
   std::vector<CopyRequest> requests;
   for (int i = 0; i < copies; ++i) {
     std::size_t slot = (7 * static_cast<std::size_t>(i)) % copies;

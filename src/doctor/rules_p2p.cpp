@@ -1,4 +1,6 @@
 // P2P availability, and whether what the driver claims matches what the data check saw.
+#include <algorithm>
+
 #include "doctor/rules.hpp"
 #include "gpupeer/topology.hpp"
 
@@ -11,15 +13,11 @@ std::string pairList(const std::vector<std::pair<int, int>>& pairs) {
 }
 
 double stagedFallbackGBps(const Snapshot& s, int a, int b) {
-  double rate = 0;
-  for (int d : {a, b}) {
-    const Gpu* g = s.findGpu(d);
-    if (!g || !g->pcie.currentGen.known() || !g->pcie.maxWidth.known()) return 0;
-    auto r = pcieRateGBps(g->pcie.maxGen.valueOr(g->pcie.currentGen.value()), g->pcie.maxWidth.value());
-    if (!r) return 0;
-    rate = rate == 0 ? *r : std::min(rate, *r);
-  }
-  return rate;
+  // Staging crosses both GPUs' PCIe links; the slower one bounds it.
+  const Gpu* ga = s.findGpu(a);
+  const Gpu* gb = s.findGpu(b);
+  auto ra = ga ? pcieLinkGBps(*ga) : std::nullopt, rb = gb ? pcieLinkGBps(*gb) : std::nullopt;
+  return ra && rb ? std::min(*ra, *rb) : 0;
 }
 
 void p2pUnsupportedPairs(const Snapshot& s, const Measurements*, Findings& out) {

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <ctime>
 
 #include "probe/probe_parts.hpp"

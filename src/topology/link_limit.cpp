@@ -53,6 +53,11 @@ std::optional<double> pcieRateGBps(int gen, int width) {
   return kPerLane[gen] * width;
 }
 
+std::optional<double> pcieLinkGBps(const Gpu& g) {
+  if (!g.pcie.maxGen.known() || !g.pcie.maxWidth.known()) return std::nullopt;
+  return pcieRateGBps(g.pcie.maxGen.value(), g.pcie.maxWidth.value());
+}
+
 LinkLimit theoreticalLinkLimit(const Snapshot& s, int a, int b) {
   LinkLimit out;
   const Gpu* ga = s.findGpu(a);
@@ -67,13 +72,9 @@ LinkLimit theoreticalLinkLimit(const Snapshot& s, int a, int b) {
       return out;
     }
   }
-  // PCIe: the slower end limits the path. Use the maximum the links can train to; a link
-  // trained lower is a separate finding (and idle links drop speed to save power).
-  auto endRate = [](const Gpu& g) -> std::optional<double> {
-    if (!g.pcie.maxGen.known() || !g.pcie.maxWidth.known()) return std::nullopt;
-    return pcieRateGBps(g.pcie.maxGen.value(), g.pcie.maxWidth.value());
-  };
-  auto ra = endRate(*ga), rb = endRate(*gb);
+  // PCIe: the slower end limits the path (idle links drop speed to save power, so the
+  // maximum they train to is the limit).
+  auto ra = pcieLinkGBps(*ga), rb = pcieLinkGBps(*gb);
   if (ra && rb) {
     const Gpu& slow = *ra <= *rb ? *ga : *gb;
     out.medium = "PCIe";

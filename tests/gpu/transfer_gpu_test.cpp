@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "cuda/copy_kernels.cuh"
 #include "cuda/device_memory.hpp"
+#include "cuda/device_pattern.hpp"
 #include "gpu_test_support.hpp"
 #include "gpupeer/pattern.hpp"
 #include "gpupeer/transfer.hpp"
@@ -16,22 +16,15 @@ namespace {
 
 // Fills [0, bytes) of `p` on `device` with the pattern for `seed`.
 void fill(int device, void* p, std::size_t bytes, std::uint64_t seed) {
-  cudaSetDevice(device);
-  ASSERT_EQ(launchFillPattern(p, bytes, seed, nullptr), cudaSuccess);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Status st = fillPatternOnDevice(device, p, bytes, seed);
+  ASSERT_TRUE(st.isOk()) << st.toString();
 }
 
 // Number of bytes of [p, p + bytes) on `device` that differ from the pattern.
 unsigned long long wrongBytes(int device, const void* p, std::size_t bytes, std::uint64_t seed) {
-  DeviceBuffer counters;
-  EXPECT_TRUE(counters.allocate(device, 16).isOk());
-  auto* c = reinterpret_cast<unsigned long long*>(counters.get());
-  cudaMemset(c, 0, 8);
-  cudaMemset(c + 1, 0xff, 8);
-  EXPECT_EQ(launchVerifyPattern(p, bytes, seed, c, c + 1, nullptr), cudaSuccess);
-  unsigned long long out[2] = {0, 0};
-  EXPECT_EQ(cudaMemcpy(out, c, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
-  return out[0];
+  Result<PatternMismatches> m = countPatternMismatches(device, p, bytes, seed);
+  EXPECT_TRUE(m.isOk()) << m.status().toString();
+  return m.isOk() ? m.value().count : ~0ULL;
 }
 
 std::unique_ptr<TransferEngine> engineFor(const Snapshot& s) {
@@ -70,7 +63,9 @@ TEST(TransferGpu, EveryPathDeliversEveryByte) {
                                  stream.get(), path, &taken);
         ASSERT_TRUE(st.isOk()) << st.toString();
         EXPECT_FALSE(taken.reason.empty());
-        if (path != Path::kAuto) EXPECT_EQ(taken.path, path);
+        if (path != Path::kAuto) {
+          EXPECT_EQ(taken.path, path);
+        }
         ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
         EXPECT_EQ(wrongBytes(dst, to.bytes() + c.dstOffset, c.bytes, seed), 0u);
       }
