@@ -38,4 +38,11 @@ struct ReductionCheck {
 ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const void*>& inputs, const void* result,
                               std::size_t count);
 
+/// Checks rank `rank`'s output of any collective (`count` as in Communicator: all-gather:
+/// elements each rank sends; reduce-scatter: elements each rank receives; alltoall: elements
+/// per peer) against every rank's input. Reductions as checkReduction; moves must match the
+/// input bytes exactly; a non-root rank of reduce has no output (nothing wrong).
+ReductionCheck checkCollective(CollOp op, DataType type, RedOp redop, int root, const std::vector<const void*>& inputs,
+                               int rank, const void* result, std::size_t count);
+
 }  // namespace gpupeer

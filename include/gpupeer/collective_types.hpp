@@ -11,6 +11,9 @@
 
 namespace gpupeer {
 
+/// The most GPUs one communicator takes (one machine's NVSwitch domain).
+inline constexpr int kMaxCommRanks = 8;
+
 enum class CollOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
 enum class DataType { kFloat32, kFloat16, kBFloat16, kFloat64, kInt8, kUInt8, kInt32, kInt64 };
 enum class RedOp { kSum, kProd, kMin, kMax, kAvg };

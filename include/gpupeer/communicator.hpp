@@ -1,43 +1,95 @@
 #pragma once
 /// \file communicator.hpp
-/// Collectives over P2P between the GPUs of one process (one stream per GPU). First
-/// operation: all-reduce by the one-shot algorithm (every GPU reads every peer's input from
-/// a registered scratch buffer and reduces locally, one kernel, a barrier of flags in peer
-/// memory). Other collectives and algorithms are to come (issue 6).
+/// Collectives between the GPUs of one process (one stream per GPU), over P2P: all-reduce,
+/// all-gather, reduce-scatter, broadcast, reduce, alltoall and send/recv. Small and medium
+/// messages take one kernel per GPU (one-shot: push to peers, flag barrier, finish locally);
+/// large ones the copy engines, with a local reduction kernel pipelined behind the copies.
+/// The choice per size is data (collective_algo.hpp) and GPUPEER_ALGO overrides it. Without
+/// P2P every operation takes the copy-engine algorithm, whose copies CUDA then stages through
+/// host memory; the communicator says so (transport()).
+///
+/// Every operation is stream-ordered (after the work already on each rank's stream, before
+/// the work enqueued later), needs no host synchronisation between operations, and can be
+/// captured in one CUDA graph that spans all ranks' streams (begin the capture on one rank's
+/// stream and fork the others from it with events).
 
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "gpupeer/collective_algo.hpp"
 #include "gpupeer/collective_types.hpp"
 #include "gpupeer/status.hpp"
 
 namespace gpupeer {
 
+struct CommunicatorOptions {
+  /// One-shot scratch per rank: 2 x ranks slots of this size. Larger one-shot messages go in
+  /// pieces.
+  std::size_t oneShotSlotBytes = 16u << 20;
+  /// Copy-engine scratch per rank and sender: ranks x this per rank. A message up to this size
+  /// per sender goes without waiting for slots to free up; larger ones reuse them in turn.
+  std::size_t ceSlotBytes = 128u << 20;
+  /// The algorithm override; by default GPUPEER_ALGO's value at create().
+  std::string algorithm = "from-environment";
+};
+
 class Communicator {
  public:
-  /// A communicator over `devices` (rank i is devices[i]; 2 to 8 GPUs, all pairs with P2P).
-  /// Allocates 2 x `scratchBytes` of scratch and the flag arrays on each GPU.
+  /// A communicator over `devices` (rank i is devices[i]; 2 to kMaxCommRanks GPUs). Enables
+  /// P2P between all pairs, or records why it cannot (GPUPEER_P2P_DISABLE=1,
+  /// NCCL_P2P_DISABLE=1, a pair without P2P) and works without it.
   static Result<std::unique_ptr<Communicator>> create(const std::vector<int>& devices,
-                                                      std::size_t scratchBytes = 64u << 20);
+                                                      const CommunicatorOptions& options = {});
   ~Communicator();
 
   int ranks() const;
   int device(int rank) const;
+  bool p2p() const;
+  /// "P2P between all 2 GPUs" or why the copies are staged through host memory.
+  const std::string& transport() const;
+  /// The algorithm an operation of `bytes` (nccl-tests' size column) would take.
+  Result<CollAlgo> algorithmFor(CollOp op, std::size_t bytes) const;
 
-  /// Sums (or prod/min/max/avg) `count` elements of send[r] over all ranks into recv[r], on
-  /// streams[r]. In place when send[r] == recv[r]. Everything is checked before anything is
-  /// enqueued. Larger messages than the scratch are reduced in pieces.
+  // One send and receive buffer and one stream per rank; in place when a rank's buffers are
+  // the same (all-gather: send == recv + rank x count; reduce-scatter: recv == send + rank x
+  // count). Every argument is checked before anything is enqueued.
+
+  /// recv[r] = send[0] op ... op send[n-1], `count` elements.
   Status allReduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
                    DataType type, RedOp op, const std::vector<cudaStream_t>& streams);
+  /// recv[r] = send[0] | send[1] | ... (each `count` elements).
+  Status allGather(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                   DataType type, const std::vector<cudaStream_t>& streams);
+  /// recv[r] = chunk r of (send[0] op ... op send[n-1]); send holds ranks x `count` elements.
+  Status reduceScatter(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                       DataType type, RedOp op, const std::vector<cudaStream_t>& streams);
+  /// recv[r] = send[root]; only the root's send buffer is read.
+  Status broadcast(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                   DataType type, int root, const std::vector<cudaStream_t>& streams);
+  /// recv[root] = send[0] op ... op send[n-1]; only the root's receive buffer is written
+  /// (the others may be null).
+  Status reduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count, DataType type,
+                RedOp op, int root, const std::vector<cudaStream_t>& streams);
+  /// Chunk q of recv[r] = chunk r of send[q]; chunks of `count` elements.
+  Status allToAll(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                  DataType type, const std::vector<cudaStream_t>& streams);
+  /// recv[(r + 1) % n] = send[r] (nccl-tests' sendrecv: every rank sends to the next).
+  Status sendRecv(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                  DataType type, const std::vector<cudaStream_t>& streams);
+  /// Any of the above by name; `redop` and `root` are ignored where they do not apply.
+  Status run(CollOp op, const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+             DataType type, RedOp redop, int root, const std::vector<cudaStream_t>& streams);
 
   /// After synchronising the streams: kTimeout naming the rank that did not arrive at a
   /// barrier within 10 s, else ok. Clears the record.
   Status checkBarriers();
 
- private:
   struct Impl;
+
+ private:
   explicit Communicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

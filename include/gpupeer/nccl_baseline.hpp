@@ -1,7 +1,9 @@
 #pragma once
 /// \file nccl_baseline.hpp
 /// NCCL, opened at run time (libnccl.so.2), as the baseline of `gpupeer coll`: the same
-/// buffers and streams, one process driving all GPUs (ncclCommInitAll).
+/// buffers and streams, one process driving all GPUs (ncclCommInitAll). Every collective that
+/// gpupeer offers, with the same count conventions as `Communicator`, and NCCL's symmetric
+/// registered windows (ncclMemAlloc + ncclCommWindowRegister) so NCCL can be measured at its best.
 
 #include <cuda_runtime_api.h>
 
@@ -19,8 +21,21 @@ class NcclBaseline {
   /// kUnsupported with the dlopen reason when libnccl.so.2 is missing.
   static Result<std::unique_ptr<NcclBaseline>> open(const std::vector<int>& devices);
   ~NcclBaseline();
-  Status allReduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
-                   DataType type, RedOp op, const std::vector<cudaStream_t>& streams);
+
+  /// One collective over all ranks in one NCCL group. `count` as in Communicator: all-reduce,
+  /// broadcast, reduce, sendrecv: elements per rank; all-gather: elements each rank sends;
+  /// reduce-scatter: elements each rank receives; alltoall: elements per peer. sendrecv sends
+  /// to rank+1 and receives from rank-1 (nccl-tests' sendrecv). `root` for broadcast/reduce.
+  Status run(CollOp op, const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+             DataType type, RedOp redop, int root, const std::vector<cudaStream_t>& streams);
+
+  /// `bytes` on every rank from ncclMemAlloc, registered as a symmetric window
+  /// (NCCL_WIN_COLL_SYMMETRIC) on every communicator; freed and deregistered with the object
+  /// or by releaseWindows(). One set at a time: a second call releases the first.
+  /// kUnsupported when this NCCL lacks the calls (before 2.27).
+  Result<std::vector<void*>> allocateWindows(std::size_t bytes);
+  void releaseWindows();
+
   std::string version() const;
 
  private:

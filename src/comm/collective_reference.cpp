@@ -193,4 +193,48 @@ ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const v
   return c;
 }
 
+namespace {
+
+// Elements of `expected` (count of them, es bytes each) that differ from `got`.
+void compareMoved(const void* expected, const void* got, std::size_t count, std::size_t es, std::size_t resultOffset,
+                  ReductionCheck& c) {
+  const auto* e = static_cast<const std::uint8_t*>(expected);
+  const auto* g = static_cast<const std::uint8_t*>(got);
+  for (std::size_t i = 0; i < count; ++i)
+    if (std::memcmp(e + i * es, g + i * es, es) != 0 && c.wrong++ == 0) c.firstWrong = resultOffset + i;
+}
+
+}  // namespace
+
+ReductionCheck checkCollective(CollOp op, DataType type, RedOp redop, int root, const std::vector<const void*>& inputs,
+                               int rank, const void* result, std::size_t count) {
+  const int n = static_cast<int>(inputs.size());
+  const std::size_t es = dataTypeSize(type);
+  auto element = [&](const void* base, std::size_t index) {
+    return static_cast<const std::uint8_t*>(base) + index * es;
+  };
+  ReductionCheck c;
+  switch (op) {
+    case CollOp::kAllReduce: return checkReduction(type, redop, inputs, result, count);
+    case CollOp::kReduce:
+      if (rank != root) return c;
+      return checkReduction(type, redop, inputs, result, count);
+    case CollOp::kReduceScatter: {
+      std::vector<const void*> chunks;
+      for (const void* in : inputs) chunks.push_back(element(in, rank * count));
+      return checkReduction(type, redop, chunks, result, count);
+    }
+    case CollOp::kAllGather:
+      for (int r = 0; r < n; ++r) compareMoved(inputs[r], element(result, r * count), count, es, r * count, c);
+      return c;
+    case CollOp::kAllToAll:
+      for (int r = 0; r < n; ++r)
+        compareMoved(element(inputs[r], rank * count), element(result, r * count), count, es, r * count, c);
+      return c;
+    case CollOp::kBroadcast: compareMoved(inputs[root], result, count, es, 0, c); return c;
+    case CollOp::kSendRecv: compareMoved(inputs[(rank + n - 1) % n], result, count, es, 0, c); return c;
+  }
+  return c;
+}
+
 }  // namespace gpupeer

@@ -4,155 +4,345 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
-#include "cuda/all_reduce_kernels.cuh"
+#include "comm/communicator_impl.hpp"
 #include "cuda/cuda_status.hpp"
-#include "cuda/device_memory.hpp"
+#include "cuda/one_shot_kernels.cuh"
+#include "gpupeer/bench.hpp"
+#include "gpupeer/log.hpp"
 #include "gpupeer/peer_access.hpp"
 
 namespace gpupeer {
 namespace {
 
-// cuMemGetAddressRange through the runtime's driver entry points: the size of the allocation
-// a device pointer lies in, so a buffer too small for the message is refused before launch.
-// Returns false when it cannot tell.
-bool allocationEnd(const void* p, const char** end) {
-  using Fn = int (*)(unsigned long long*, std::size_t*, unsigned long long);
-  static Fn fn = [] {
+// cuPointerGetAttributes through the runtime's driver entry points: in one call, where a
+// pointer lives and the allocation it lies in (operations check every buffer, and the host
+// time of an operation is part of its latency). Null when the driver does not offer it.
+using PointerAttributesFn = int (*)(unsigned, const int*, void**, unsigned long long);
+PointerAttributesFn pointerAttributes() {
+  static PointerAttributesFn fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
         found != cudaDriverEntryPointSuccess) {
       (void)cudaGetLastError();
-      return static_cast<Fn>(nullptr);
+      return static_cast<PointerAttributesFn>(nullptr);
     }
-    return reinterpret_cast<Fn>(f);
+    return reinterpret_cast<PointerAttributesFn>(f);
   }();
-  unsigned long long base = 0;
+  return fn;
+}
+
+// Memory of `device` with at least `bytes` from p on.
+Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which) {
+  if (!p) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("rank {}: {} buffer is null", rank, which));
+  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE, _DEVICE_ORDINAL, _RANGE_START_ADDR, _RANGE_SIZE (cuda.h)
+  const int kAttributes[] = {2, 9, 11, 12};
+  unsigned memoryType = 0;
+  int ordinal = -1;
+  unsigned long long start = 0;
   std::size_t size = 0;
-  if (!fn || fn(&base, &size, reinterpret_cast<unsigned long long>(p)) != 0) return false;
-  *end = reinterpret_cast<const char*>(base) + size;
-  return true;
+  void* values[] = {&memoryType, &ordinal, &start, &size};
+  PointerAttributesFn fn = pointerAttributes();
+  bool known = fn && fn(4, kAttributes, values, reinterpret_cast<unsigned long long>(p)) == 0;
+  if (!fn) {  // older driver: the runtime's query, without the allocation's size
+    cudaPointerAttributes attr{};
+    known = cudaPointerGetAttributes(&attr, p) == cudaSuccess;
+    (void)cudaGetLastError();
+    memoryType = attr.type == cudaMemoryTypeDevice ? 2 : 0;
+    ordinal = attr.device;
+  }
+  if (!known || memoryType != 2 /* CU_MEMORYTYPE_DEVICE */ || ordinal != device)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {}: {} buffer {} is not memory of GPU{}", rank, which, p, device));
+  const char* end = reinterpret_cast<const char*>(start) + size;
+  if (size && static_cast<const char*>(p) + bytes > end)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {}: {} buffer {} holds {} bytes from there, the operation needs {}", rank,
+                                     which, p, end - static_cast<const char*>(p), bytes));
+  return Status::ok();
+}
+
+bool envSet(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) != "0" && std::string(v) != "";
 }
 
 }  // namespace
 
-struct Communicator::Impl {
-  std::vector<int> devices;
-  std::size_t scratchBytes = 0;
-  struct Rank {
-    DeviceBuffer scratch, flags, epochs, error;
-  };
-  std::vector<Rank> ranks;
-};
+std::size_t inputElements(CollOp op, std::size_t count, int ranks) {
+  return op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? count * ranks : count;
+}
+std::size_t outputElements(CollOp op, std::size_t count, int ranks) {
+  return op == CollOp::kAllGather || op == CollOp::kAllToAll ? count * ranks : count;
+}
+
+bool isInPlace(const CollRequest& q, int rank) {
+  const std::size_t shift = rank * q.count * dataTypeSize(q.type);
+  const char* s = static_cast<const char*>(q.send[rank]);
+  const char* r = static_cast<const char*>(q.recv[rank]);
+  switch (q.op) {
+    case CollOp::kAllGather: return s == r + shift;
+    case CollOp::kReduceScatter: return r == s + shift;
+    default: return s == r;
+  }
+}
 
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Communicator::~Communicator() = default;
-int Communicator::ranks() const { return static_cast<int>(impl_->devices.size()); }
+int Communicator::ranks() const { return impl_->n(); }
 int Communicator::device(int rank) const { return impl_->devices.at(rank); }
+bool Communicator::p2p() const { return impl_->p2p; }
+const std::string& Communicator::transport() const { return impl_->transport; }
 
-Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int>& devices, std::size_t scratchBytes) {
-  if (devices.size() < 2 || devices.size() > static_cast<std::size_t>(kMaxCommRanks))
+Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int>& devices,
+                                                           const CommunicatorOptions& options) {
+  const int n = static_cast<int>(devices.size());
+  if (n < 2 || n > kMaxCommRanks)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("a communicator takes 2 to {} GPUs, not {}", kMaxCommRanks, devices.size()));
+                         fmt::format("a communicator takes 2 to {} GPUs, not {}", kMaxCommRanks, n));
   if (std::set<int>(devices.begin(), devices.end()).size() != devices.size())
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "a GPU appears twice in the communicator");
-  if (scratchBytes < 4096 || scratchBytes % 256)
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "scratch must be at least 4 KiB and a multiple of 256 bytes");
+  int visible = 0;
+  GPUPEER_CUDA_CHECK(-1, cudaGetDeviceCount(&visible));
+  for (int d : devices)
+    if (d < 0 || d >= visible)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("GPU{} does not exist ({} visible)", d, visible));
   auto impl = std::make_unique<Impl>();
   impl->devices = devices;
-  impl->scratchBytes = scratchBytes;
-  impl->ranks.resize(devices.size());
+  impl->options = options;
+  // Tuning knob for measurements (bench/README.md): the copy-engine scratch per sender.
+  if (const char* v = std::getenv("GPUPEER_CE_SLOT")) {
+    Result<std::size_t> bytes = parseByteSize(v);
+    if (!bytes.isOk()) return bytes.status();
+    impl->options.ceSlotBytes = bytes.value();
+  }
+  const CommunicatorOptions& o = impl->options;
+  if (o.oneShotSlotBytes < 4096 || o.oneShotSlotBytes % 256 || o.ceSlotBytes < (1u << 20) || o.ceSlotBytes % 4096)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         "communicator options: one-shot slots of at least 4 KiB, a multiple of 256 bytes; copy-engine "
+                         "slots of at least 1 MiB, a multiple of 4 KiB");
+  if (options.algorithm == "from-environment") {
+    const char* env = std::getenv("GPUPEER_ALGO");
+    impl->algorithmOverride = env ? env : "";
+  } else {
+    impl->algorithmOverride = options.algorithm;
+  }
+  if (!impl->algorithmOverride.empty()) {
+    Result<CollAlgo> parsed = parseCollAlgo(impl->algorithmOverride);
+    if (!parsed.isOk()) return parsed.status();
+  }
+  // P2P between every pair, or the reason the copies will be staged through host memory.
+  for (const char* name : {"GPUPEER_P2P_DISABLE", "NCCL_P2P_DISABLE"})
+    if (envSet(name) && impl->p2p) {
+      impl->p2p = false;
+      impl->transport = fmt::format("P2P disabled by {}=1: copies staged through host memory", name);
+    }
   for (int a : devices)
-    for (int b : devices)
-      if (a != b) GPUPEER_RETURN_IF_ERROR(PeerAccess::process().enable(a, b));
-  const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxAllReduceBlocks * kMaxCommRanks;
-  for (std::size_t r = 0; r < devices.size(); ++r) {
+    for (int b : devices) {
+      if (a == b || !impl->p2p) continue;
+      if (Status st = PeerAccess::process().enable(a, b); !st.isOk()) {
+        impl->p2p = false;
+        impl->transport =
+            fmt::format("no P2P from GPU{} to GPU{} ({}): copies staged through host memory", a, b, st.message());
+      }
+    }
+  if (impl->p2p)
+    impl->transport = fmt::format("P2P between all {} GPUs", n);
+  else
+    GPUPEER_WARN("communicator: {}", impl->transport);
+  impl->ranks.resize(n);
+  const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
+  for (int r = 0; r < n; ++r) {
     Impl::Rank& rank = impl->ranks[r];
-    int d = devices[r];
-    GPUPEER_RETURN_IF_ERROR(rank.scratch.allocate(d, 2 * scratchBytes));
-    GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, flagBytes));
-    GPUPEER_RETURN_IF_ERROR(rank.epochs.allocate(d, sizeof(std::uint32_t) * kMaxAllReduceBlocks));
-    GPUPEER_RETURN_IF_ERROR(rank.error.allocate(d, sizeof(std::uint32_t)));
-    GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, flagBytes));
-    GPUPEER_CUDA_CHECK(d, cudaMemset(rank.epochs.get(), 0, rank.epochs.size()));
-    GPUPEER_CUDA_CHECK(d, cudaMemset(rank.error.get(), 0, rank.error.size()));
+    const int d = devices[r];
+    if (impl->p2p) {
+      GPUPEER_RETURN_IF_ERROR(rank.scratch.allocate(d, 2 * n * options.oneShotSlotBytes));
+      GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, flagBytes));
+      GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, 3 * sizeof(std::uint32_t)));
+      GPUPEER_RETURN_IF_ERROR(rank.lineScratch.allocate(d, oneShotLineScratchBytes(n, kLineSlotBytes)));
+      GPUPEER_CUDA_CHECK(d, cudaMemset(rank.lineScratch.get(), 0, rank.lineScratch.size()));
+      GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, flagBytes));
+      GPUPEER_CUDA_CHECK(d, cudaMemset(rank.counters.get(), 0, rank.counters.size()));
+    }
+    int major = 0;
+    GPUPEER_CUDA_CHECK(d, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
+    rank.hopperOrLater =
+        major >= 9 && !(std::getenv("GPUPEER_EARLY_LAUNCH") && std::string(std::getenv("GPUPEER_EARLY_LAUNCH")) == "0");
+    GPUPEER_RETURN_IF_ERROR(rank.ceScratch.allocate(d, n * o.ceSlotBytes));
+    GPUPEER_RETURN_IF_ERROR(rank.copyStream.create(d));
+    GPUPEER_RETURN_IF_ERROR(rank.start.create(d));
+    GPUPEER_RETURN_IF_ERROR(rank.copiesDone.create(d));
+    rank.copied.resize(kMaxCePositions);
+    for (Event& e : rank.copied) GPUPEER_RETURN_IF_ERROR(e.create(d));
     GPUPEER_CUDA_CHECK(d, cudaDeviceSynchronize());
   }
+  // Events order the ranks' streams by default: flags written and awaited by the GPUs' front
+  // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (bench/README.md).
+  const char* signals = std::getenv("GPUPEER_CE_SIGNALS");
+  const bool flags = impl->p2p && signals && std::string(signals) == "flags";
+  GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, 2 + 2 * kMaxCePositions, flags));
+  // GPUPEER_LAUNCH_THREADS=0 launches every rank's kernels from the calling thread.
+  const char* threads = std::getenv("GPUPEER_LAUNCH_THREADS");
+  if (impl->p2p && !(threads && std::string(threads) == "0")) impl->pool = std::make_unique<LaunchPool>(devices);
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
+}
+
+Result<CollAlgo> Communicator::algorithmFor(CollOp op, std::size_t bytes) const {
+  return chooseAlgorithm(op, bytes, impl_->n(), impl_->p2p, impl_->algorithmOverride);
+}
+
+namespace {
+
+Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
+  const int n = c.n();
+  if (static_cast<int>(q.send.size()) != n || static_cast<int>(q.recv.size()) != n ||
+      static_cast<int>(q.streams.size()) != n)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("{} needs one send buffer, receive buffer and stream per rank ({}); got {}, {} "
+                                     "and {}",
+                                     collOpName(q.op), n, q.send.size(), q.recv.size(), q.streams.size()));
+  const bool rooted = q.op == CollOp::kBroadcast || q.op == CollOp::kReduce;
+  if (rooted && (q.root < 0 || q.root >= n))
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("{}: root {} is not a rank (0 to {})", collOpName(q.op), q.root, n - 1));
+  if (q.op == CollOp::kAllReduce || q.op == CollOp::kReduceScatter || q.op == CollOp::kReduce)
+    GPUPEER_RETURN_IF_ERROR(checkRedOpForType(q.redop, q.type));
+  const std::size_t es = dataTypeSize(q.type);
+  const std::size_t inBytes = inputElements(q.op, q.count, n) * es, outBytes = outputElements(q.op, q.count, n) * es;
+  for (int r = 0; r < n; ++r) {
+    const bool readsSend = !(q.op == CollOp::kBroadcast && r != q.root);
+    const bool writesRecv = !(q.op == CollOp::kReduce && r != q.root);
+    if (readsSend) GPUPEER_RETURN_IF_ERROR(checkBuffer(q.send[r], inBytes, c.devices[r], r, "send"));
+    if (writesRecv && !(readsSend && q.recv[r] == q.send[r] && outBytes <= inBytes))
+      GPUPEER_RETURN_IF_ERROR(checkBuffer(q.recv[r], outBytes, c.devices[r], r, "receive"));
+    if (!readsSend) q.send[r] = q.recv[r];
+    if (!writesRecv) q.recv[r] = const_cast<void*>(q.send[r]);
+    if (readsSend && writesRecv && !isInPlace(q, r)) {
+      const char* s = static_cast<const char*>(q.send[r]);
+      const char* o = static_cast<const char*>(q.recv[r]);
+      if (s < o + outBytes && o < s + inBytes)
+        return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                             fmt::format("rank {}: send and receive buffers overlap without being {}'s in-place "
+                                         "arrangement",
+                                         r, collOpName(q.op)));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Communicator::run(CollOp op, const std::vector<const void*>& send, const std::vector<void*>& recv,
+                         std::size_t count, DataType type, RedOp redop, int root,
+                         const std::vector<cudaStream_t>& streams) {
+  CollRequest q;
+  q.op = op;
+  q.type = type;
+  q.redop = redop;
+  q.root = root;
+  q.count = count;
+  q.send = send;
+  q.recv = recv;
+  q.streams = streams;
+  GPUPEER_RETURN_IF_ERROR(validateRequest(*impl_, q));
+  if (count == 0) return Status::ok();
+  Result<CollAlgo> algo = algorithmFor(op, collectiveBytes(op, count, type, impl_->n()));
+  if (!algo.isOk()) return algo.status();
+  int previous = 0;
+  cudaGetDevice(&previous);
+  Status st;
+  CollAlgo chosen = algo.value();
+  // In place, alltoall and send/recv would have copy engines overwrite inputs that other
+  // copies still read; the one-shot kernel pushes everything before anyone writes.
+  bool inPlace = false;
+  for (int r = 0; r < impl_->n(); ++r) inPlace = inPlace || isInPlace(q, r);
+  if (chosen == CollAlgo::kCopyEngine && inPlace && (op == CollOp::kAllToAll || op == CollOp::kSendRecv)) {
+    if (!impl_->p2p)
+      return GPUPEER_ERROR(ErrorCode::kUnsupported,
+                           fmt::format("in-place {} without P2P is not supported: use separate send and receive "
+                                       "buffers",
+                                       collOpName(op)));
+    chosen = CollAlgo::kOneShot;
+  }
+  switch (chosen) {
+    case CollAlgo::kOneShot: st = runOneShot(*impl_, q); break;
+    case CollAlgo::kCopyEngine: st = runCopyEngine(*impl_, q); break;
+    case CollAlgo::kTwoShot: {
+      // Reduce-scatter into each rank's share of the output, then all-gather it in place;
+      // the elements that do not divide evenly go through one one-shot all-reduce.
+      const int n = impl_->n();
+      const std::size_t es = dataTypeSize(type), share = count / n, rest = count - share * n;
+      std::vector<const void*> shareIn(n), restIn(n);
+      std::vector<void*> shareOut(n), restOut(n);
+      for (int r = 0; r < n; ++r) {
+        shareOut[r] = static_cast<char*>(recv[r]) + r * share * es;
+        shareIn[r] = shareOut[r];
+        restIn[r] = static_cast<const char*>(send[r]) + n * share * es;
+        restOut[r] = static_cast<char*>(recv[r]) + n * share * es;
+      }
+      std::string override = impl_->algorithmOverride;
+      impl_->algorithmOverride.clear();
+      if (share) st = run(CollOp::kReduceScatter, send, shareOut, share, type, redop, 0, streams);
+      if (st.isOk() && share) st = run(CollOp::kAllGather, shareIn, recv, share, type, redop, 0, streams);
+      if (st.isOk() && rest) {
+        CollRequest tail = q;
+        tail.count = rest;
+        tail.send = restIn;
+        tail.recv = restOut;
+        st = runOneShot(*impl_, tail);
+      }
+      impl_->algorithmOverride = override;
+      break;
+    }
+    case CollAlgo::kRing: st = GPUPEER_ERROR(ErrorCode::kUnsupported, "the ring algorithm is not implemented"); break;
+  }
+  cudaSetDevice(previous);
+  return st;
 }
 
 Status Communicator::allReduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
                                DataType type, RedOp op, const std::vector<cudaStream_t>& streams) {
-  const std::size_t n = impl_->devices.size();
-  if (send.size() != n || recv.size() != n || streams.size() != n)
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("all-reduce needs one send buffer, receive buffer and stream per rank ({}); got "
-                                     "{}, {} and {}",
-                                     n, send.size(), recv.size(), streams.size()));
-  GPUPEER_RETURN_IF_ERROR(checkRedOpForType(op, type));
-  if (count == 0) return Status::ok();
-  const std::size_t bytes = count * dataTypeSize(type);
-  for (std::size_t r = 0; r < n; ++r) {
-    if (!send[r] || !recv[r]) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("rank {}: null buffer", r));
-    for (const void* p : {send[r], static_cast<const void*>(recv[r])}) {
-      cudaPointerAttributes attr{};
-      if (cudaPointerGetAttributes(&attr, p) != cudaSuccess || attr.type != cudaMemoryTypeDevice ||
-          attr.device != impl_->devices[r]) {
-        (void)cudaGetLastError();
-        return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                             fmt::format("rank {}: buffer {} is not memory of GPU{}", r, p, impl_->devices[r]));
-      }
-    }
-    // A buffer shorter than the message would be overrun: ask CUDA for the allocation's end.
-    for (const void* p : {send[r], static_cast<const void*>(recv[r])}) {
-      const char* end = nullptr;
-      if (allocationEnd(p, &end) && static_cast<const char*>(p) + bytes > end)
-        return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                             fmt::format("rank {}: buffer {} holds {} bytes from there, the message is {}", r, p,
-                                         end - static_cast<const char*>(p), bytes));
-    }
-  }
-  int previous = 0;
-  cudaGetDevice(&previous);
-  const std::size_t elementSize = dataTypeSize(type);
-  const std::size_t piece = impl_->scratchBytes / elementSize;
-  for (std::size_t done = 0; done < count; done += piece) {
-    std::size_t len = std::min(piece, count - done);
-    // Enough blocks to fill the GPUs for large pieces, few for small ones (each block runs
-    // its own barrier). Same on every rank, as the kernel requires.
-    int blocks = static_cast<int>(std::clamp<std::size_t>((len * elementSize) / (16 * 1024), 1, 132));
-    for (std::size_t r = 0; r < n; ++r) {
-      AllReducePeers peers{};
-      for (std::size_t k = 0; k < n; ++k) {
-        peers.scratch[k] = impl_->ranks[k].scratch.get();
-        peers.flags[k] = reinterpret_cast<std::uint32_t*>(impl_->ranks[k].flags.get());
-      }
-      peers.epochs = reinterpret_cast<std::uint32_t*>(impl_->ranks[r].epochs.get());
-      peers.error = reinterpret_cast<std::uint32_t*>(impl_->ranks[r].error.get());
-      peers.scratchElements = piece;
-      peers.rank = static_cast<int>(r);
-      peers.ranks = static_cast<int>(n);
-      int d = impl_->devices[r];
-      GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
-      GPUPEER_CUDA_CHECK(d, launchOneShotAllReduce(static_cast<const char*>(send[r]) + done * elementSize,
-                                                   static_cast<char*>(recv[r]) + done * elementSize, len, type, op,
-                                                   peers, blocks, streams[r]));
-    }
-  }
-  cudaSetDevice(previous);
-  return Status::ok();
+  return run(CollOp::kAllReduce, send, recv, count, type, op, 0, streams);
+}
+Status Communicator::allGather(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                               DataType type, const std::vector<cudaStream_t>& streams) {
+  return run(CollOp::kAllGather, send, recv, count, type, RedOp::kSum, 0, streams);
+}
+Status Communicator::reduceScatter(const std::vector<const void*>& send, const std::vector<void*>& recv,
+                                   std::size_t count, DataType type, RedOp op,
+                                   const std::vector<cudaStream_t>& streams) {
+  return run(CollOp::kReduceScatter, send, recv, count, type, op, 0, streams);
+}
+Status Communicator::broadcast(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                               DataType type, int root, const std::vector<cudaStream_t>& streams) {
+  return run(CollOp::kBroadcast, send, recv, count, type, RedOp::kSum, root, streams);
+}
+Status Communicator::reduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                            DataType type, RedOp op, int root, const std::vector<cudaStream_t>& streams) {
+  return run(CollOp::kReduce, send, recv, count, type, op, root, streams);
+}
+Status Communicator::allToAll(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                              DataType type, const std::vector<cudaStream_t>& streams) {
+  return run(CollOp::kAllToAll, send, recv, count, type, RedOp::kSum, 0, streams);
+}
+Status Communicator::sendRecv(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
+                              DataType type, const std::vector<cudaStream_t>& streams) {
+  return run(CollOp::kSendRecv, send, recv, count, type, RedOp::kSum, 0, streams);
 }
 
 Status Communicator::checkBarriers() {
-  for (std::size_t r = 0; r < impl_->ranks.size(); ++r) {
+  if (!impl_->p2p) return Status::ok();
+  for (int r = 0; r < impl_->n(); ++r) {
     std::uint32_t error = 0;
-    int d = impl_->devices[r];
+    const int d = impl_->devices[r];
     GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
-    GPUPEER_CUDA_CHECK(d, cudaMemcpy(&error, impl_->ranks[r].error.get(), sizeof error, cudaMemcpyDeviceToHost));
+    GPUPEER_CUDA_CHECK(d, cudaMemcpy(&error, impl_->counters(r) + 2, sizeof error, cudaMemcpyDeviceToHost));
     if (error) {
-      GPUPEER_CUDA_CHECK(d, cudaMemset(impl_->ranks[r].error.get(), 0, sizeof error));
+      GPUPEER_CUDA_CHECK(d, cudaMemset(impl_->counters(r) + 2, 0, sizeof error));
       return GPUPEER_ERROR(ErrorCode::kTimeout,
                            fmt::format("rank {} (GPU{}) waited more than 10 s at a barrier for rank {} (GPU{})", r, d,
                                        error - 1, impl_->devices[error - 1]))

@@ -3,12 +3,20 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "cuda/cuda_status.hpp"
+#include "gpupeer/log.hpp"
+
 namespace gpupeer {
 namespace {
 
-// The part of nccl.h used here; values as in NCCL 2.x.
+// The part of nccl.h used here, declared by hand so that building gpupeer never needs NCCL's
+// headers; values as in NCCL 2.x. ncclDataType_t and ncclRedOp_t are C enums, passed as int
+// (the same size and calling convention).
 using NcclComm = struct ncclComm*;
+using NcclWindow = struct ncclWindow_vidmem*;
 using NcclResult = int;
+constexpr int kNcclWinCollSymmetric = 0x01;  // NCCL_WIN_COLL_SYMMETRIC
+
 int ncclTypeOf(DataType t) {
   switch (t) {
     case DataType::kInt8: return 0;
@@ -38,13 +46,27 @@ int ncclOpOf(RedOp op) {
 struct NcclBaseline::Impl {
   void* lib = nullptr;
   NcclResult (*initAll)(NcclComm*, int, const int*) = nullptr;
-  NcclResult (*allReduce)(const void*, void*, std::size_t, int, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*destroy)(NcclComm) = nullptr;
   NcclResult (*groupStart)() = nullptr;
   NcclResult (*groupEnd)() = nullptr;
-  NcclResult (*destroy)(NcclComm) = nullptr;
   const char* (*errorString)(NcclResult) = nullptr;
   NcclResult (*getVersion)(int*) = nullptr;
+  NcclResult (*allReduce)(const void*, void*, std::size_t, int, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*allGather)(const void*, void*, std::size_t, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*reduceScatter)(const void*, void*, std::size_t, int, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*broadcast)(const void*, void*, std::size_t, int, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*reduce)(const void*, void*, std::size_t, int, int, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*allToAll)(const void*, void*, std::size_t, int, NcclComm, cudaStream_t) = nullptr;  // 2.28+
+  NcclResult (*send)(const void*, std::size_t, int, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*recv)(void*, std::size_t, int, int, NcclComm, cudaStream_t) = nullptr;
+  NcclResult (*memAlloc)(void**, std::size_t) = nullptr;
+  NcclResult (*memFree)(void*) = nullptr;
+  NcclResult (*windowRegister)(NcclComm, void*, std::size_t, NcclWindow*, int) = nullptr;  // 2.27+
+  NcclResult (*windowDeregister)(NcclComm, NcclWindow) = nullptr;
+  std::vector<int> devices;  // CUDA ordinal of each rank
   std::vector<NcclComm> comms;
+  std::vector<void*> windowBuffers;  // from ncclMemAlloc, one per rank; empty when none
+  std::vector<NcclWindow> windows;   // registered over windowBuffers; nullptr where not (yet)
 
   Status check(NcclResult r, const char* call) const {
     if (r == 0) return Status::ok();
@@ -53,16 +75,45 @@ struct NcclBaseline::Impl {
         .withApiError(fmt::format("ncclResult {}", r), errorString ? errorString(r) : "")
         .withLocation(__FILE__, __LINE__);
   }
+
+  std::string versionText() const {
+    int v = 0;
+    if (!getVersion || getVersion(&v) != 0) return "unknown";
+    return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+  }
+
+  Status missing(const char* symbol, const char* needs = "") const {
+    return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("NCCL {} lacks {}{}", versionText(), symbol, needs));
+  }
+
+  // One call per rank inside one NCCL group: with a single thread driving every GPU, NCCL
+  // only launches when all ranks' parts are known, otherwise the first rank would wait
+  // forever for the others. A failed enqueue still closes the group so NCCL is left usable.
+  template <class PerRank>
+  Status grouped(const char* call, PerRank perRank) const {
+    GPUPEER_RETURN_IF_ERROR(check(groupStart(), "ncclGroupStart"));
+    for (int r = 0; r < static_cast<int>(comms.size()); ++r) {
+      if (NcclResult res = perRank(r); res != 0) {
+        groupEnd();
+        return check(res, call);
+      }
+    }
+    return check(groupEnd(), "ncclGroupEnd");
+  }
 };
 
 NcclBaseline::NcclBaseline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 NcclBaseline::~NcclBaseline() {
+  // Windows belong to the communicators: deregister them while the communicators live.
+  releaseWindows();
   for (NcclComm c : impl_->comms)
-    if (c && impl_->destroy) impl_->destroy(c);
+    if (c) impl_->destroy(c);
+  // libnccl stays loaded: its helper threads may still be winding down after ncclCommDestroy.
 }
 
 Result<std::unique_ptr<NcclBaseline>> NcclBaseline::open(const std::vector<int>& devices) {
+  if (devices.empty()) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "NCCL baseline needs at least one device");
   auto impl = std::make_unique<Impl>();
   impl->lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (!impl->lib) {
@@ -70,42 +121,163 @@ Result<std::unique_ptr<NcclBaseline>> NcclBaseline::open(const std::vector<int>&
     return GPUPEER_ERROR(ErrorCode::kUnsupported,
                          std::string("NCCL not available (libnccl.so.2): ") + (err ? err : "dlopen failed"));
   }
+  // Symbols a given NCCL lacks stay nullptr; run() and allocateWindows() say which one.
   auto bind = [&](auto& fn, const char* name) {
     fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(impl->lib, name));
   };
   bind(impl->initAll, "ncclCommInitAll");
-  bind(impl->allReduce, "ncclAllReduce");
+  bind(impl->destroy, "ncclCommDestroy");
   bind(impl->groupStart, "ncclGroupStart");
   bind(impl->groupEnd, "ncclGroupEnd");
-  bind(impl->destroy, "ncclCommDestroy");
   bind(impl->errorString, "ncclGetErrorString");
   bind(impl->getVersion, "ncclGetVersion");
-  if (!impl->initAll || !impl->allReduce || !impl->groupStart || !impl->groupEnd)
-    return GPUPEER_ERROR(ErrorCode::kUnsupported, "libnccl.so.2 lacks ncclCommInitAll/ncclAllReduce/ncclGroup*");
+  bind(impl->allReduce, "ncclAllReduce");
+  bind(impl->allGather, "ncclAllGather");
+  bind(impl->reduceScatter, "ncclReduceScatter");
+  bind(impl->broadcast, "ncclBroadcast");
+  bind(impl->reduce, "ncclReduce");
+  bind(impl->allToAll, "ncclAlltoAll");
+  bind(impl->send, "ncclSend");
+  bind(impl->recv, "ncclRecv");
+  bind(impl->memAlloc, "ncclMemAlloc");
+  bind(impl->memFree, "ncclMemFree");
+  bind(impl->windowRegister, "ncclCommWindowRegister");
+  bind(impl->windowDeregister, "ncclCommWindowDeregister");
+  if (!impl->initAll) return impl->missing("ncclCommInitAll");
+  if (!impl->destroy) return impl->missing("ncclCommDestroy");
+  if (!impl->groupStart || !impl->groupEnd) return impl->missing("ncclGroupStart/ncclGroupEnd");
+  impl->devices = devices;
   impl->comms.assign(devices.size(), nullptr);
   GPUPEER_RETURN_IF_ERROR(impl->check(
       impl->initAll(impl->comms.data(), static_cast<int>(devices.size()), devices.data()), "ncclCommInitAll"));
   return std::unique_ptr<NcclBaseline>(new NcclBaseline(std::move(impl)));
 }
 
-std::string NcclBaseline::version() const {
-  int v = 0;
-  if (!impl_->getVersion || impl_->getVersion(&v) != 0) return "unknown";
-  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+std::string NcclBaseline::version() const { return impl_->versionText(); }
+
+Status NcclBaseline::run(CollOp op, const std::vector<const void*>& send, const std::vector<void*>& recv,
+                         std::size_t count, DataType type, RedOp redop, int root,
+                         const std::vector<cudaStream_t>& streams) {
+  const Impl& n = *impl_;
+  const std::size_t ranks = n.comms.size();
+  if (send.size() != ranks || recv.size() != ranks || streams.size() != ranks)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("NCCL {}: {} send buffers, {} receive buffers and {} streams for {} ranks "
+                                     "(one of each per rank)",
+                                     collOpName(op), send.size(), recv.size(), streams.size(), ranks));
+  if ((op == CollOp::kBroadcast || op == CollOp::kReduce) && (root < 0 || root >= static_cast<int>(ranks)))
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("NCCL {}: root {} is not a rank (0..{})", collOpName(op), root, ranks - 1));
+  const int t = ncclTypeOf(type), o = ncclOpOf(redop), last = static_cast<int>(ranks) - 1;
+  switch (op) {
+    case CollOp::kAllReduce:
+      if (!n.allReduce) return n.missing("ncclAllReduce");
+      return n.grouped("ncclAllReduce",
+                       [&](int r) { return n.allReduce(send[r], recv[r], count, t, o, n.comms[r], streams[r]); });
+    case CollOp::kAllGather:
+      if (!n.allGather) return n.missing("ncclAllGather");
+      return n.grouped("ncclAllGather",
+                       [&](int r) { return n.allGather(send[r], recv[r], count, t, n.comms[r], streams[r]); });
+    case CollOp::kReduceScatter:
+      if (!n.reduceScatter) return n.missing("ncclReduceScatter");
+      return n.grouped("ncclReduceScatter",
+                       [&](int r) { return n.reduceScatter(send[r], recv[r], count, t, o, n.comms[r], streams[r]); });
+    case CollOp::kBroadcast:
+      if (!n.broadcast) return n.missing("ncclBroadcast");
+      return n.grouped("ncclBroadcast",
+                       [&](int r) { return n.broadcast(send[r], recv[r], count, t, root, n.comms[r], streams[r]); });
+    case CollOp::kReduce:
+      if (!n.reduce) return n.missing("ncclReduce");
+      return n.grouped("ncclReduce",
+                       [&](int r) { return n.reduce(send[r], recv[r], count, t, o, root, n.comms[r], streams[r]); });
+    case CollOp::kAllToAll: {
+      if (n.allToAll)
+        return n.grouped("ncclAlltoAll",
+                         [&](int r) { return n.allToAll(send[r], recv[r], count, t, n.comms[r], streams[r]); });
+      // Before ncclAlltoAll (2.28): nccl-tests' way, a send and a receive of `count`
+      // elements with every peer (itself included), slot p of each buffer for peer p.
+      if (!n.send || !n.recv) return n.missing("ncclAlltoAll and ncclSend/ncclRecv");
+      const std::size_t slot = count * dataTypeSize(type);
+      return n.grouped("ncclSend/ncclRecv (all-to-all)", [&](int r) {
+        for (int p = 0; p <= last; ++p) {
+          if (NcclResult res =
+                  n.send(static_cast<const char*>(send[r]) + p * slot, count, t, p, n.comms[r], streams[r]))
+            return res;
+          if (NcclResult res = n.recv(static_cast<char*>(recv[r]) + p * slot, count, t, p, n.comms[r], streams[r]))
+            return res;
+        }
+        return NcclResult{0};
+      });
+    }
+    case CollOp::kSendRecv:
+      if (!n.send || !n.recv) return n.missing("ncclSend/ncclRecv");
+      return n.grouped("ncclSend/ncclRecv", [&](int r) {
+        const int to = r == last ? 0 : r + 1, from = r == 0 ? last : r - 1;
+        if (NcclResult res = n.send(send[r], count, t, to, n.comms[r], streams[r])) return res;
+        return n.recv(recv[r], count, t, from, n.comms[r], streams[r]);
+      });
+  }
+  return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "NCCL baseline: unknown collective");
 }
 
-Status NcclBaseline::allReduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,
-                               DataType type, RedOp op, const std::vector<cudaStream_t>& streams) {
-  GPUPEER_RETURN_IF_ERROR(impl_->check(impl_->groupStart(), "ncclGroupStart"));
-  for (std::size_t r = 0; r < impl_->comms.size(); ++r) {
-    NcclResult res =
-        impl_->allReduce(send[r], recv[r], count, ncclTypeOf(type), ncclOpOf(op), impl_->comms[r], streams[r]);
-    if (res != 0) {
-      impl_->groupEnd();
-      return impl_->check(res, "ncclAllReduce");
+Result<std::vector<void*>> NcclBaseline::allocateWindows(std::size_t bytes) {
+  Impl& n = *impl_;
+  if (bytes == 0) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "NCCL symmetric windows of 0 bytes");
+  if (!n.windowRegister || !n.windowDeregister) return n.missing("ncclCommWindowRegister", " (needs 2.27+)");
+  if (!n.memAlloc || !n.memFree) return n.missing("ncclMemAlloc/ncclMemFree");
+  releaseWindows();  // one set of windows at a time; earlier pointers are no longer valid
+  const std::size_t ranks = n.comms.size();
+  n.windowBuffers.assign(ranks, nullptr);
+  n.windows.assign(ranks, nullptr);
+  int previous = 0;
+  cudaGetDevice(&previous);
+  // ncclMemAlloc allocates on the current device, hence one cudaSetDevice per rank.
+  Status status;
+  for (std::size_t r = 0; r < ranks && status.isOk(); ++r) {
+    if (cudaError_t e = cudaSetDevice(n.devices[r]); e != cudaSuccess) {
+      (void)cudaGetLastError();
+      status = cudaFailure(e, "cudaSetDevice", n.devices[r], __FILE__, __LINE__);
+    } else {
+      status = n.check(n.memAlloc(&n.windowBuffers[r], bytes), "ncclMemAlloc");
+      if (!status.isOk()) status.withDevice(n.devices[r]);
     }
   }
-  return impl_->check(impl_->groupEnd(), "ncclGroupEnd");
+  cudaSetDevice(previous);
+  // Registration is collective over the communicators, so all ranks register in one group.
+  if (status.isOk())
+    status = n.grouped("ncclCommWindowRegister", [&](int r) {
+      return n.windowRegister(n.comms[r], n.windowBuffers[r], bytes, &n.windows[r], kNcclWinCollSymmetric);
+    });
+  if (!status.isOk()) {
+    releaseWindows();
+    return status;
+  }
+  return n.windowBuffers;
+}
+
+void NcclBaseline::releaseWindows() {
+  Impl& n = *impl_;
+  if (n.windowBuffers.empty()) return;
+  bool anyWindow = false;
+  for (NcclWindow w : n.windows) anyWindow = anyWindow || w != nullptr;
+  if (anyWindow) {
+    // Deregistration is collective too; ranks without a window (a failed registration) sit out.
+    Status s = n.grouped("ncclCommWindowDeregister", [&](int r) {
+      return n.windows[r] ? n.windowDeregister(n.comms[r], n.windows[r]) : NcclResult{0};
+    });
+    if (!s.isOk()) GPUPEER_WARN("releasing NCCL windows: {}", s.toString());
+  }
+  int previous = 0;
+  cudaGetDevice(&previous);
+  for (std::size_t r = 0; r < n.windowBuffers.size(); ++r) {
+    if (!n.windowBuffers[r]) continue;
+    cudaSetDevice(n.devices[r]);
+    if (Status s = n.check(n.memFree(n.windowBuffers[r]), "ncclMemFree"); !s.isOk())
+      GPUPEER_WARN("freeing the NCCL window of device {}: {}", n.devices[r], s.toString());
+  }
+  cudaSetDevice(previous);
+  n.windowBuffers.clear();
+  n.windows.clear();
 }
 
 }  // namespace gpupeer

@@ -82,4 +82,20 @@ Status Stream::create(int device) {
   return Status::ok();
 }
 
+Event::~Event() {
+  if (!event_) return;
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);
+  cudaEventDestroy(event_);
+  cudaSetDevice(previous);
+}
+
+Status Event::create(int device) {
+  GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
+  GPUPEER_CUDA_CHECK(device, cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+  device_ = device;
+  return Status::ok();
+}
+
 }  // namespace gpupeer

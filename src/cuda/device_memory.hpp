@@ -69,4 +69,20 @@ class Stream {
   int device_ = -1;
 };
 
+/// An event without timing (cheap to record and wait on), for ordering streams of any device.
+class Event {
+ public:
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& o) noexcept : event_(o.event_), device_(o.device_) { o.event_ = nullptr; }
+  ~Event();
+  Status create(int device);
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+  int device_ = -1;
+};
+
 }  // namespace gpupeer

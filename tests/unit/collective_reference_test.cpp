@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -112,6 +113,47 @@ TEST(KnownAnswerInput, ExactInEveryTypeAndWrapsWhereMeant) {
   }
   EXPECT_TRUE(wraps);
   EXPECT_NE(knownAnswerInput(DataType::kInt32, 0, 8), knownAnswerInput(DataType::kInt32, 1, 8));
+}
+
+// Builds what each collective must produce from int32 inputs (rank r: r*100 + i) and checks
+// that the correct output passes and a single changed element is counted.
+TEST(CheckCollective, EveryOperationPassesItsOutputAndCatchesOneWrongElement) {
+  const int n = 3;
+  const std::size_t count = 5;
+  std::vector<std::vector<std::int32_t>> in(n, std::vector<std::int32_t>(count * n));
+  for (int r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < count * n; ++i) in[r][i] = r * 100 + static_cast<int>(i);
+  std::vector<const void*> inputs;
+  for (auto& v : in) inputs.push_back(v.data());
+  auto sumAt = [&](std::size_t i) { return in[0][i] + in[1][i] + in[2][i]; };
+  for (int rank = 0; rank < n; ++rank) {
+    std::map<CollOp, std::vector<std::int32_t>> expected;
+    for (std::size_t i = 0; i < count; ++i) {
+      expected[CollOp::kAllReduce].push_back(sumAt(i));
+      expected[CollOp::kReduce].push_back(sumAt(i));
+      expected[CollOp::kReduceScatter].push_back(sumAt(rank * count + i));
+      expected[CollOp::kBroadcast].push_back(in[1][i]);  // root 1
+      expected[CollOp::kSendRecv].push_back(in[(rank + n - 1) % n][i]);
+    }
+    for (int r = 0; r < n; ++r)
+      for (std::size_t i = 0; i < count; ++i) {
+        expected[CollOp::kAllGather].push_back(in[r][i]);
+        expected[CollOp::kAllToAll].push_back(in[r][rank * count + i]);
+      }
+    for (auto& [op, out] : expected) {
+      SCOPED_TRACE(::testing::Message() << collOpName(op) << " rank " << rank);
+      const int root = 1;
+      EXPECT_EQ(checkCollective(op, DataType::kInt32, RedOp::kSum, root, inputs, rank, out.data(), count).wrong, 0u);
+      out[count - 1] += 1;
+      ReductionCheck bad = checkCollective(op, DataType::kInt32, RedOp::kSum, root, inputs, rank, out.data(), count);
+      if (op == CollOp::kReduce && rank != root) {
+        EXPECT_EQ(bad.wrong, 0u);  // non-root ranks have no output to be wrong
+      } else {
+        EXPECT_EQ(bad.wrong, 1u);
+        EXPECT_EQ(bad.firstWrong, count - 1);
+      }
+    }
+  }
 }
 
 }  // namespace

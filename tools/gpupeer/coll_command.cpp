@@ -1,13 +1,17 @@
-// gpupeer coll: nccl-tests style table for gpupeer's collectives (all-reduce so far), each
-// result checked against a host reference, with NCCL on the same buffers as the baseline.
+// gpupeer coll: nccl-tests' table for gpupeer's collectives, every result checked against a
+// host reference, eagerly or replayed from a CUDA graph (-G), with NCCL on the same buffers
+// as the baseline (--baseline nccl: eager NCCL; with -G, NCCL in graphs and NCCL in graphs
+// with symmetric registered windows).
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
-#include <functional>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "coll_runner.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
@@ -19,65 +23,43 @@ namespace {
 
 struct Options {
   std::string op = "all_reduce";
-  std::string begin = "8", end = "128M", type = "float", redop = "sum", devices, baseline;
+  std::string begin = "8", end = "128M", type = "float", redop = "sum", devices, baseline, json;
   double factor = 2;
-  int gpus = 0, iters = 20, warmup = 5;
+  int gpus = 0, iters = 20, warmup = 5, root = 0, graphLaunches = 0, check = 1;
 };
 
-struct Rank {
-  int device;
-  void* send = nullptr;
-  void* recv = nullptr;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
+struct Measured {
+  double seconds = 0;
+  std::size_t wrong = 0;
+  std::string error;  // set when the run failed (the table says so and goes on)
 };
 
-using Launch = std::function<Status(const std::vector<const void*>&, const std::vector<void*>&)>;
+struct Baseline {
+  std::string name;  // "nccl", "nccl_graph", "nccl_symmetric"
+  std::vector<CollRank>* ranks;
+};
 
-// Mean time per operation of `iters` back-to-back operations (each reads the buffers the
-// previous one wrote: no overlap of independent work), the slowest rank's clock.
-Result<double> timeOps(std::vector<Rank>& ranks, const Launch& launch, const std::vector<const void*>& send,
-                       const std::vector<void*>& recv, int warmup, int iters) {
-  for (int i = 0; i < warmup; ++i) GPUPEER_RETURN_IF_ERROR(launch(send, recv));
-  for (Rank& r : ranks) {
-    cudaSetDevice(r.device);
-    cudaEventRecord(r.start, r.stream);
-  }
-  for (int i = 0; i < iters; ++i) GPUPEER_RETURN_IF_ERROR(launch(send, recv));
-  double worst = 0;
-  for (Rank& r : ranks) {
-    cudaSetDevice(r.device);
-    cudaEventRecord(r.stop, r.stream);
-  }
-  for (Rank& r : ranks) {
-    cudaSetDevice(r.device);
-    if (cudaStreamSynchronize(r.stream) != cudaSuccess)
-      return GPUPEER_ERROR(ErrorCode::kCuda,
-                           fmt::format("GPU{}: {}", r.device, cudaGetErrorString(cudaGetLastError())));
-    float ms = 0;
-    cudaEventElapsedTime(&ms, r.start, r.stop);
-    worst = std::max(worst, ms / 1000.0 / iters);
-  }
-  return worst;
-}
+bool rooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
+bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce; }
 
-// #wrong over every rank's result, counting also ranks whose bits differ from rank 0's.
-std::size_t countWrong(std::vector<Rank>& ranks, const std::vector<std::vector<std::uint8_t>>& inputs, bool inPlace,
-                       std::size_t count, DataType type, RedOp op) {
-  std::vector<const void*> in;
-  for (const auto& v : inputs) in.push_back(v.data());
-  std::size_t bytes = count * dataTypeSize(type), wrong = 0;
-  std::vector<std::uint8_t> first, got(bytes);
-  for (Rank& r : ranks) {
-    cudaSetDevice(r.device);
-    cudaMemcpy(got.data(), inPlace ? r.send : r.recv, bytes, cudaMemcpyDeviceToHost);
-    wrong += checkReduction(type, op, in, got.data(), count).wrong;
-    if (first.empty())
-      first = got;
-    else if (first != got)
-      ++wrong;
+// Times `launch` and checks its out-of-place result on fresh inputs.
+Measured measure(std::vector<CollRank>& ranks, const CollLaunch& launch, const CollBuffers& b, const Options& o,
+                 CollOp op, DataType type, RedOp redop, std::size_t count,
+                 const std::vector<std::vector<std::uint8_t>>& inputs) {
+  Measured m;
+  Status st = uploadInputs(ranks, b, inputs);
+  Result<double> t = st.isOk() ? timeCollective(ranks, launch, b, o.warmup, o.iters, o.graphLaunches) : st;
+  if (!t.isOk()) {
+    m.error = t.status().message();
+    return m;
   }
-  return wrong;
+  m.seconds = t.value();
+  if (o.check) {
+    auto wrong = countWrong(ranks, b, op, type, redop, o.root, count, inputs);
+    if (!wrong.isOk()) m.error = wrong.status().message();
+    m.wrong = wrong.isOk() ? wrong.value() : 0;
+  }
+  return m;
 }
 
 int run(const Options& o) {
@@ -86,22 +68,22 @@ int run(const Options& o) {
   auto redop = parseRedOp(o.redop);
   for (const Status& st : {op.status(), type.status(), redop.status()})
     if (!st.isOk()) return reportError(st);
-  if (op.value() != CollOp::kAllReduce) {
-    fmt::print(stderr, "gpupeer coll: only all_reduce exists so far\n");
-    return kExitUsage;
-  }
-  if (Status st = checkRedOpForType(redop.value(), type.value()); !st.isOk()) return reportError(st);
+  const CollOp cop = op.value();
+  const DataType dtype = type.value();
+  const RedOp rop = redop.value();
+  if (reducing(cop))
+    if (Status st = checkRedOpForType(rop, dtype); !st.isOk()) return reportError(st);
   auto b = parseByteSize(o.begin), e = parseByteSize(o.end);
   if (!b.isOk()) return reportError(b.status());
   if (!e.isOk()) return reportError(e.status());
   auto sizes = sweepSizes(b.value(), e.value(), o.factor);
   if (!sizes.isOk()) return reportError(sizes.status());
-  if (o.iters < 1 || o.warmup < 0 || (!o.baseline.empty() && o.baseline != "nccl")) {
-    fmt::print(stderr, "gpupeer coll: -n >= 1, -w >= 0, --baseline nccl\n");
+  if (o.iters < 1 || o.warmup < 0 || o.graphLaunches < 0 || (!o.baseline.empty() && o.baseline != "nccl")) {
+    fmt::print(stderr, "gpupeer coll: -n >= 1, -w >= 0, -G >= 0, --baseline nccl\n");
     return kExitUsage;
   }
   Snapshot s = probeMachine();
-  int visible = static_cast<int>(s.gpus.size());
+  const int visible = static_cast<int>(s.gpus.size());
   if (visible < 2) {
     fmt::print(stderr, "gpupeer coll: needs two GPUs; {} visible{}\n", visible, visible ? "" : ": " + whyNoGpu(s));
     return kExitNotApplicable;
@@ -112,127 +94,213 @@ int run(const Options& o) {
     if (!list.isOk()) return reportError(list.status());
     devices = list.value();
   } else {
-    for (int d = 0; d < (o.gpus > 0 ? std::min(o.gpus, visible) : visible); ++d) devices.push_back(d);
+    if (o.gpus > visible) {
+      fmt::print(stderr, "gpupeer coll: -g {} but only {} GPUs are visible\n", o.gpus, visible);
+      return kExitNotApplicable;
+    }
+    for (int d = 0; d < (o.gpus > 0 ? o.gpus : visible); ++d) devices.push_back(d);
+  }
+  const int n = static_cast<int>(devices.size());
+  if (rooted(cop) && (o.root < 0 || o.root >= n)) {
+    fmt::print(stderr, "gpupeer coll: root {} is not a rank (0 to {})\n", o.root, n - 1);
+    return kExitUsage;
   }
   auto comm = Communicator::create(devices);
   if (!comm.isOk()) return reportError(comm.status());
+  const std::size_t es = dataTypeSize(dtype);
+  const std::size_t perRankDivisor =
+      (cop == CollOp::kAllGather || cop == CollOp::kReduceScatter || cop == CollOp::kAllToAll)
+          ? static_cast<std::size_t>(n)
+          : 1;
+  auto countFor = [&](std::size_t bytes) { return std::max<std::size_t>(1, bytes / (es * perRankDivisor)); };
+  const std::size_t maxCount = countFor(sizes.value().back());
+  const std::size_t sendBytes = collInputBytes(cop, maxCount, dtype, n) + 16;
+  const std::size_t recvBytes = collOutputBytes(cop, maxCount, dtype, n) + 16;
+  auto ranks = makeRanks(devices, std::max(sendBytes, recvBytes), std::max(sendBytes, recvBytes));
+  if (!ranks.isOk()) return reportError(ranks.status());
+  std::vector<cudaStream_t> streams;
+  for (CollRank& r : ranks.value()) streams.push_back(r.stream);
+
   std::unique_ptr<NcclBaseline> nccl;
+  std::vector<CollRank> windowRanks;  // the same streams, NCCL's symmetric windows as buffers
+  std::vector<Baseline> baselines;
   if (o.baseline == "nccl") {
     auto opened = NcclBaseline::open(devices);
-    if (opened.isOk())
+    if (opened.isOk()) {
       nccl = std::move(opened).value();
-    else
-      fmt::print("# NCCL baseline not run: {}\n", opened.status().message());
-  }
-  std::size_t elementSize = dataTypeSize(type.value());
-  std::size_t maxBytes = sizes.value().back();
-  std::vector<Rank> ranks;
-  for (int d : devices) {
-    Rank r;
-    r.device = d;
-    cudaSetDevice(d);
-    if (cudaMalloc(&r.send, maxBytes + elementSize) != cudaSuccess ||
-        cudaMalloc(&r.recv, maxBytes + elementSize) != cudaSuccess) {
-      fmt::print(stderr, "gpupeer coll: cannot allocate {} bytes on GPU{}\n", maxBytes, d);
-      return kExitError;
-    }
-    cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking);
-    cudaEventCreate(&r.start);
-    cudaEventCreate(&r.stop);
-    ranks.push_back(r);
-  }
-  fmt::print("# gpupeer coll {}: {} GPUs ({}), type {}, op {}, {} warm-up + {} timed back-to-back iterations{}\n",
-             collOpName(op.value()), devices.size(), s.gpus[0].name, dataTypeName(type.value()),
-             redOpName(redop.value()), o.warmup, o.iters,
-             nccl ? ", NCCL " + nccl->version() + " on the same buffers" : "");
-  fmt::print("# {:>12} {:>12} {:>8} {:>6} | {:>10} {:>8} {:>8} {:>6} | {:>10} {:>6} |{}\n", "size", "count", "type",
-             "redop", "oop us", "algbw", "busbw", "#wrong", "inplace us", "#wrong",
-             nccl ? fmt::format(" {:>10} {:>8} {:>6} {:>8}", "nccl us", "busbw", "#wrong", "speedup") : "");
-  std::vector<cudaStream_t> streams;
-  for (Rank& r : ranks) streams.push_back(r.stream);
-  bool anyWrong = false;
-  for (std::size_t bytes : sizes.value()) {
-    std::size_t count = std::max<std::size_t>(1, bytes / elementSize);
-    std::size_t realBytes = count * elementSize;
-    std::vector<std::vector<std::uint8_t>> inputs(ranks.size());
-    std::vector<const void*> send, sendInPlace;
-    std::vector<void*> recv, inPlace;
-    auto upload = [&] {
-      for (std::size_t r = 0; r < ranks.size(); ++r) {
-        cudaSetDevice(ranks[r].device);
-        cudaMemcpy(ranks[r].send, inputs[r].data(), realBytes, cudaMemcpyHostToDevice);
+      baselines.push_back({o.graphLaunches ? "nccl_graph" : "nccl", &ranks.value()});
+      if (o.graphLaunches) {
+        const std::size_t half = (std::max(sendBytes, recvBytes) + 4095) / 4096 * 4096;
+        auto windows = nccl->allocateWindows(2 * half);
+        if (windows.isOk()) {
+          windowRanks = ranks.value();
+          for (std::size_t r = 0; r < windowRanks.size(); ++r) {
+            windowRanks[r].owned = false;
+            windowRanks[r].sendBase = windows.value()[r];
+            windowRanks[r].recvBase = static_cast<char*>(windows.value()[r]) + half;
+          }
+          baselines.push_back({"nccl_symmetric", &windowRanks});
+        } else {
+          fmt::print("# NCCL symmetric windows not measured: {}\n", windows.status().message());
+        }
       }
-    };
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      inputs[r] = knownAnswerInput(type.value(), static_cast<int>(r), count);
-      send.push_back(ranks[r].send);
-      recv.push_back(ranks[r].recv);
-      inPlace.push_back(ranks[r].send);
-      sendInPlace.push_back(ranks[r].send);
+    } else {
+      fmt::print("# NCCL baseline not run: {}\n", opened.status().message());
     }
-    Launch ours = [&](const std::vector<const void*>& sb, const std::vector<void*>& rb) {
-      return comm.value()->allReduce(sb, rb, count, type.value(), redop.value(), streams);
+  }
+
+  const bool withRoot = rooted(cop);
+  fmt::print("# gpupeer coll {}: {} GPUs ({}), {}, type {}{}, {}, {} warm-up + {} timed back-to-back operations{}\n",
+             collOpName(cop), n, s.gpus[0].name, comm.value()->transport(), dataTypeName(dtype),
+             reducing(cop) ? fmt::format(", op {}", redOpName(rop)) : "",
+             withRoot ? fmt::format("root {}", o.root) : "", o.graphLaunches ? 0 : o.warmup, o.iters,
+             o.graphLaunches ? fmt::format(", captured in one CUDA graph replayed {} times", o.graphLaunches) : "");
+  if (nccl) fmt::print("# baseline: NCCL {} on the same streams{}\n", nccl->version(), "");
+  std::string head =
+      fmt::format("# {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} | {:>9} {:>7} {:>7} {:>6} | {:>9} {:>6} |", "size", "count",
+                  "type", "redop", "root", "algo", "time us", "algbw", "busbw", "#wrong", "inplace", "#wrong");
+  for (const Baseline& bl : baselines)
+    head += fmt::format(" {:>14} {:>7} {:>6} {:>7} |", bl.name + " us", "busbw", "#wrong", "ratio");
+  fmt::print("{}\n", head);
+
+  nlohmann::json doc = {{"op", collOpName(cop)},
+                        {"type", dataTypeName(dtype)},
+                        {"redop", reducing(cop) ? redOpName(rop) : "none"},
+                        {"root", withRoot ? o.root : -1},
+                        {"gpus", n},
+                        {"gpu_name", s.gpus[0].name},
+                        {"mode", o.graphLaunches ? "graph" : "eager"},
+                        {"transport", comm.value()->transport()},
+                        {"nccl_version", nccl ? nccl->version() : ""},
+                        {"rows", nlohmann::json::array()}};
+  bool anyWrong = false, anyError = false;
+  for (std::size_t bytes : sizes.value()) {
+    const std::size_t count = countFor(bytes);
+    const std::size_t shown = collectiveBytes(cop, count, dtype, n);
+    std::vector<std::vector<std::uint8_t>> inputs;
+    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(dtype, r, collInputBytes(cop, count, dtype, n) / es));
+    CollLaunch ours = [&](const std::vector<const void*>& sb, const std::vector<void*>& rb) {
+      return comm.value()->run(cop, sb, rb, count, dtype, rop, o.root, streams);
     };
-    upload();
-    auto oop = timeOps(ranks, ours, send, recv, o.warmup, o.iters);
-    if (!oop.isOk()) return reportError(oop.status());
-    if (Status st = comm.value()->checkBarriers(); !st.isOk()) return reportError(st);
-    std::size_t wrongOop = countWrong(ranks, inputs, false, count, type.value(), redop.value());
-    // In place: one operation on fresh inputs for #wrong (repeats would reduce the result again).
-    upload();
-    Status once = comm.value()->allReduce(sendInPlace, inPlace, count, type.value(), redop.value(), streams);
-    if (!once.isOk()) return reportError(once);
-    for (Rank& r : ranks) cudaSetDevice(r.device), cudaStreamSynchronize(r.stream);
-    std::size_t wrongInPlace = countWrong(ranks, inputs, true, count, type.value(), redop.value());
-    auto inp = timeOps(ranks, ours, sendInPlace, inPlace, o.warmup, o.iters);
-    if (!inp.isOk()) return reportError(inp.status());
-    Bandwidth bw = collectiveBandwidth(op.value(), realBytes, oop.value(), static_cast<int>(ranks.size()));
-    std::string baselineText;
-    if (nccl) {
-      Launch theirs = [&](const std::vector<const void*>& sb, const std::vector<void*>& rb) {
-        return nccl->allReduce(sb, rb, count, type.value(), redop.value(), streams);
+    auto algo = comm.value()->algorithmFor(cop, shown);
+    CollBuffers oop = collBuffers(ranks.value(), cop, count, dtype, false);
+    CollBuffers inp = collBuffers(ranks.value(), cop, count, dtype, true);
+    Measured mine = measure(ranks.value(), ours, oop, o, cop, dtype, rop, count, inputs);
+    if (mine.error.empty()) {
+      if (Status st = comm.value()->checkBarriers(); !st.isOk()) return reportError(st);
+    }
+    // In place: one operation on fresh inputs is checked (repeating it would reduce the
+    // result again), then the back-to-back operations are timed.
+    Measured mineInPlace;
+    Status once = uploadInputs(ranks.value(), inp, inputs);
+    if (once.isOk()) once = ours(inp.send, inp.recv);
+    if (once.isOk()) once = syncRanks(ranks.value());
+    if (once.isOk() && o.check) {
+      auto w = countWrong(ranks.value(), inp, cop, dtype, rop, o.root, count, inputs);
+      if (w.isOk())
+        mineInPlace.wrong = w.value();
+      else
+        once = w.status();
+    }
+    if (once.isOk()) {
+      auto t = timeCollective(ranks.value(), ours, inp, o.warmup, o.iters, o.graphLaunches);
+      if (t.isOk())
+        mineInPlace.seconds = t.value();
+      else
+        once = t.status();
+    }
+    if (!once.isOk()) mineInPlace.error = once.message();
+    nlohmann::json row = {{"bytes", shown},
+                          {"count", count},
+                          {"algo", algo.isOk() ? collAlgoName(algo.value()) : "?"},
+                          {"baselines", nlohmann::json::object()}};
+    std::string line = fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(dtype),
+                                   reducing(cop) ? redOpName(rop) : "none", withRoot ? o.root : -1,
+                                   algo.isOk() ? collAlgoName(algo.value()) : "?");
+    Bandwidth bw = collectiveBandwidth(cop, shown, mine.seconds, n);
+    if (mine.error.empty()) {
+      line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6} |", mine.seconds * 1e6, bw.algbw, bw.busbw, mine.wrong);
+      row["us"] = mine.seconds * 1e6;
+      row["algbw"] = bw.algbw;
+      row["busbw"] = bw.busbw;
+      row["wrong"] = mine.wrong;
+    } else {
+      line += fmt::format(" {:>33} |", "FAILED");
+      row["error"] = mine.error;
+    }
+    if (mineInPlace.error.empty()) {
+      line += fmt::format(" {:>9.2f} {:>6} |", mineInPlace.seconds * 1e6, mineInPlace.wrong);
+      row["inplace_us"] = mineInPlace.seconds * 1e6;
+      row["inplace_wrong"] = mineInPlace.wrong;
+    } else {
+      line += fmt::format(" {:>16} |", "FAILED");
+      row["inplace_error"] = mineInPlace.error;
+    }
+    anyWrong = anyWrong || mine.wrong || mineInPlace.wrong;
+    anyError = anyError || !mine.error.empty() || !mineInPlace.error.empty();
+    std::vector<std::string> notes;
+    if (!mine.error.empty()) notes.push_back("gpupeer: " + mine.error);
+    if (!mineInPlace.error.empty()) notes.push_back("gpupeer in place: " + mineInPlace.error);
+    for (const Baseline& bl : baselines) {
+      CollLaunch theirs = [&](const std::vector<const void*>& sb, const std::vector<void*>& rb) {
+        return nccl->run(cop, sb, rb, count, dtype, rop, o.root, streams);
       };
-      upload();
-      auto t = timeOps(ranks, theirs, send, recv, o.warmup, o.iters);
-      if (!t.isOk()) return reportError(t.status());
-      std::size_t wrongNccl = countWrong(ranks, inputs, false, count, type.value(), redop.value());
-      Bandwidth nb = collectiveBandwidth(op.value(), realBytes, t.value(), static_cast<int>(ranks.size()));
-      baselineText = fmt::format(" {:>10.2f} {:>8.2f} {:>6} {:>7.2f}x", t.value() * 1e6, nb.busbw, wrongNccl,
-                                 t.value() / oop.value());
+      CollBuffers bb = collBuffers(*bl.ranks, cop, count, dtype, false);
+      Measured m = measure(*bl.ranks, theirs, bb, o, cop, dtype, rop, count, inputs);
+      if (m.error.empty()) {
+        Bandwidth nb = collectiveBandwidth(cop, shown, m.seconds, n);
+        line += fmt::format(" {:>14.2f} {:>7.2f} {:>6} {:>6.2f}x |", m.seconds * 1e6, nb.busbw, m.wrong,
+                            mine.error.empty() && mine.seconds > 0 ? m.seconds / mine.seconds : 0.0);
+        row["baselines"][bl.name] = {{"us", m.seconds * 1e6}, {"busbw", nb.busbw}, {"wrong", m.wrong}};
+      } else {
+        line += fmt::format(" {:>38} |", "FAILED");
+        notes.push_back(bl.name + ": " + m.error);
+        row["baselines"][bl.name] = {{"error", m.error}};
+      }
     }
-    anyWrong = anyWrong || wrongOop || wrongInPlace;
-    fmt::print("  {:>12} {:>12} {:>8} {:>6} | {:>10.2f} {:>8.2f} {:>8.2f} {:>6} | {:>10.2f} {:>6} |{}\n", realBytes,
-               count, dataTypeName(type.value()), redOpName(redop.value()), oop.value() * 1e6, bw.algbw, bw.busbw,
-               wrongOop, inp.value() * 1e6, wrongInPlace, baselineText);
+    fmt::print("{}\n", line);
+    for (const std::string& note : notes) fmt::print("#   {}\n", note);
     std::fflush(stdout);
+    doc["rows"].push_back(row);
   }
-  for (Rank& r : ranks) {
-    cudaSetDevice(r.device);
-    cudaFree(r.send);
-    cudaFree(r.recv);
-    cudaStreamDestroy(r.stream);
-    cudaEventDestroy(r.start);
-    cudaEventDestroy(r.stop);
+  if (!o.json.empty()) {
+    std::ofstream out(o.json);
+    out << doc.dump(1) << "\n";
+    if (!out) {
+      fmt::print(stderr, "gpupeer coll: cannot write {}\n", o.json);
+      anyError = true;
+    }
   }
+  nccl.reset();  // windows released before the streams go
+  freeRanks(ranks.value());
+  if (anyError) return kExitError;
   return anyWrong ? kExitFailed : kExitOk;
 }
 
 CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("coll",
-                                     "Collectives over P2P in nccl-tests' table (all_reduce so far), checked "
-                                     "against a host reference, with --baseline nccl");
-  sub->add_option("op", opts->op, "collective (all_reduce)");
+                                     "Collectives over P2P in nccl-tests' table, every result checked against a host "
+                                     "reference, with NCCL on the same buffers as the baseline");
+  sub->add_option("op", opts->op,
+                  "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or sendrecv (default "
+                  "all_reduce)");
   sub->add_option("-b,--minbytes", opts->begin, "smallest size (default 8)");
   sub->add_option("-e,--maxbytes", opts->end, "largest size (default 128M)");
   sub->add_option("-f,--stepfactor", opts->factor, "size factor (default 2)");
   sub->add_option("-d,--datatype", opts->type, "float, half, bfloat16, double, int8, uint8, int32, int64");
-  sub->add_option("-o,--op", opts->redop, "sum, prod, min, max, avg");
+  sub->add_option("-o,--op", opts->redop, "sum, prod, min, max, avg (reductions)");
+  sub->add_option("-r,--root", opts->root, "root rank of broadcast and reduce (default 0)");
   sub->add_option("-g,--ngpus", opts->gpus, "number of GPUs (default all)");
   sub->add_option("--devices", opts->devices, "GPUs to use, e.g. 0,1");
-  sub->add_option("-n,--iters", opts->iters, "timed iterations (default 20)");
-  sub->add_option("-w,--warmup_iters", opts->warmup, "warm-up iterations (default 5)");
-  sub->add_option("--baseline", opts->baseline, "nccl: run NCCL on the same buffers and print the time ratio");
+  sub->add_option("-n,--iters", opts->iters, "operations timed back to back (default 20)");
+  sub->add_option("-w,--warmup_iters", opts->warmup, "warm-up operations (default 5)");
+  sub->add_option("-G,--cudagraph", opts->graphLaunches,
+                  "capture the -n operations in one CUDA graph and replay it this many times (default 0: eager)");
+  sub->add_option("-c,--check", opts->check, "check every result against the host reference (default 1)");
+  sub->add_option("--baseline", opts->baseline,
+                  "nccl: NCCL on the same streams (eager; with -G in graphs, and in graphs with symmetric windows)");
+  sub->add_option("--json", opts->json, "also write the table as JSON to this file (for scripts/plot_coll.py)");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

@@ -1,0 +1,47 @@
+#pragma once
+/// \file collective_algo.hpp
+/// Which algorithm a collective uses, chosen by size, rank count and whether P2P works, from a
+/// table of measured crossover points kept as data (`algorithmTable()`), and overridable with
+/// GPUPEER_ALGO. Pure: tested without a GPU.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gpupeer/collective_types.hpp"
+#include "gpupeer/status.hpp"
+
+namespace gpupeer {
+
+enum class CollAlgo {
+  kOneShot,     ///< one SM kernel: push to peers' scratch, flag barrier, finish locally
+  kTwoShot,     ///< all-reduce as reduce-scatter then all-gather (each by its own choice)
+  kRing,        ///< named so GPUPEER_ALGO=ring gets a clear answer; not implemented
+  kCopyEngine,  ///< copy engines move the data, a local kernel reduces, pipelined in chunks
+};
+const char* collAlgoName(CollAlgo a);  ///< "oneshot", "twoshot", "ring", "ce"
+/// "oneshot", "one-shot", "twoshot", "ring", "ce", "copy-engine".
+Result<CollAlgo> parseCollAlgo(const std::string& text);
+
+/// One row: for `op` on `minRanks`..`maxRanks` GPUs, messages of at most `upToBytes` per
+/// rank (the size column of the table) use `algo`. Rows are searched in order; the first
+/// match wins. upToBytes == 0 means no upper bound.
+struct AlgoRule {
+  CollOp op;
+  int minRanks, maxRanks;
+  std::size_t upToBytes;
+  CollAlgo algo;
+};
+
+/// The built-in table, from the measurements in bench/results (see bench/README.md).
+const std::vector<AlgoRule>& algorithmTable();
+
+/// The algorithm for `op` moving `bytes` (nccl-tests' size column) on `ranks` GPUs. Without
+/// P2P only the copy engine works (CUDA stages the copies through host memory). `override`
+/// is GPUPEER_ALGO's value ("" = none): honoured where it can work, else kInvalidArgument or
+/// kUnsupported saying why (ring is not implemented; two-shot is all-reduce only; one-shot
+/// and two-shot need P2P).
+Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
+                                 const std::vector<AlgoRule>& table = algorithmTable());
+
+}  // namespace gpupeer

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The collectives on the GPU machine against NCCL, eager and in CUDA graphs, from a build made
+# elsewhere (docs/gpu-machine.md). Usage: scripts/coll_suite.sh BUILD_DIR LOG_DIR [OPS...]
+# One log and one JSON per operation and mode under LOG_DIR, each log starting with its exact
+# command; summary.txt lists the steps with their exit codes.
+set -u
+build=${1:?build dir}; out=${2:?log dir}; shift 2
+ops=${*:-all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv}
+export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on shared machines
+mkdir -p "$out"; touch "$out/summary.txt"
+g="$build/gpupeer"
+step() {
+  local name=$1; shift
+  local t0=$EPOCHREALTIME
+  { echo "\$ $*"; timeout 280 "$@" 2>&1; echo "[exit $?]"; } > "$out/$name.log"
+  local rc=$(tail -1 "$out/$name.log" | tr -dc 0-9)
+  printf '%-28s exit %-3s %6.1f s  %s\n' "$name" "$rc" "$(awk "BEGIN{print $EPOCHREALTIME - $t0}")" "$*" | tee -a "$out/summary.txt"
+}
+range=${COLL_RANGE:--b 8 -e 512M -f 4}
+for op in $ops; do
+  step "coll-$op-eager" "$g" coll "$op" $range -d float -o sum --baseline nccl --json "$out/coll-$op-eager.json"
+  step "coll-$op-graph" "$g" coll "$op" $range -d float -o sum -G 10 --baseline nccl --json "$out/coll-$op-graph.json"
+done

@@ -1,0 +1,79 @@
+#include "gpupeer/collective_algo.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpupeer {
+
+const char* collAlgoName(CollAlgo a) {
+  switch (a) {
+    case CollAlgo::kOneShot: return "oneshot";
+    case CollAlgo::kTwoShot: return "twoshot";
+    case CollAlgo::kRing: return "ring";
+    case CollAlgo::kCopyEngine: return "ce";
+  }
+  return "?";
+}
+
+Result<CollAlgo> parseCollAlgo(const std::string& text) {
+  std::string key;
+  for (char c : text)
+    if (c != '-' && c != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (key == "oneshot") return CollAlgo::kOneShot;
+  if (key == "twoshot") return CollAlgo::kTwoShot;
+  if (key == "ring") return CollAlgo::kRing;
+  if (key == "ce" || key == "copyengine") return CollAlgo::kCopyEngine;
+  return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                       fmt::format("unknown algorithm '{}': use oneshot, twoshot, ring or ce", text));
+}
+
+const std::vector<AlgoRule>& algorithmTable() {
+  // Crossovers measured on 2x H200 NV18 by forcing each algorithm over 1 MiB..512 MiB
+  // (scripts/tune_coll.sh, bench/results/2026-11-22-h200x2-coll2/): below them the one kernel's
+  // latency wins, above them the copy engines' bandwidth. The one-shot kernel's SM stores carry
+  // ~220 GB/s per direction when both directions are busy, the copy engines ~377, but each
+  // crossing between GPUs of the copy-engine algorithm costs ~20 us. More than 2 GPUs has not
+  // been measured (no such machine was lent): the same points are used.
+  static const std::vector<AlgoRule> kTable = {
+      {CollOp::kAllReduce, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 2, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllGather, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kBroadcast, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllToAll, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kSendRecv, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+  };
+  return kTable;
+}
+
+Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
+                                 const std::vector<AlgoRule>& table) {
+  if (!override.empty()) {
+    Result<CollAlgo> parsed = parseCollAlgo(override);
+    if (!parsed.isOk()) return parsed.status();
+    CollAlgo forced = parsed.value();
+    if (forced == CollAlgo::kRing)
+      return GPUPEER_ERROR(ErrorCode::kUnsupported,
+                           "GPUPEER_ALGO=ring: the ring is not implemented (every GPU set so far had P2P between all "
+                           "pairs); use oneshot, twoshot or ce");
+    if (forced == CollAlgo::kTwoShot && op != CollOp::kAllReduce)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                           fmt::format("GPUPEER_ALGO=twoshot applies to all_reduce only, not {}", collOpName(op)));
+    if (!p2p && forced != CollAlgo::kCopyEngine)
+      return GPUPEER_ERROR(ErrorCode::kUnsupported,
+                           fmt::format("GPUPEER_ALGO={}: needs P2P between all GPUs, which is not available; only ce "
+                                       "(copies staged through host memory) works",
+                                       collAlgoName(forced)));
+    return forced;
+  }
+  if (!p2p) return CollAlgo::kCopyEngine;
+  for (const AlgoRule& rule : table)
+    if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
+        (rule.upToBytes == 0 || bytes <= rule.upToBytes))
+      return rule.algo;
+  return CollAlgo::kCopyEngine;
+}
+
+}  // namespace gpupeer

@@ -1,0 +1,72 @@
+#pragma once
+// The communicator's state and the two ways it moves data (one_shot_path.cpp,
+// copy_engine_path.cpp). Internal to the library.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/launch_pool.hpp"
+#include "comm/rank_signals.hpp"
+#include "cuda/device_memory.hpp"
+#include "gpupeer/communicator.hpp"
+
+namespace gpupeer {
+
+/// One collective call, checked (see validateRequest) and normalised: count > 0, one entry
+/// per rank, unused buffers (broadcast's non-root send, reduce's non-root recv) replaced by
+/// the rank's other buffer so no kernel argument is null.
+struct CollRequest {
+  CollOp op = CollOp::kAllReduce;
+  DataType type = DataType::kFloat32;
+  RedOp redop = RedOp::kSum;
+  int root = 0;
+  std::size_t count = 0;
+  std::vector<const void*> send;
+  std::vector<void*> recv;
+  std::vector<cudaStream_t> streams;
+};
+
+/// Elements of a rank's input and output buffers for `op` with `count`.
+std::size_t inputElements(CollOp op, std::size_t count, int ranks);
+std::size_t outputElements(CollOp op, std::size_t count, int ranks);
+/// Whether rank `rank`'s buffers are the in-place arrangement for `op`.
+bool isInPlace(const CollRequest& q, int rank);
+
+/// Data per sender and parity in the low-latency one-shot variant: 64 KiB (in 128 KiB of lines).
+inline constexpr std::size_t kLineSlotBytes = 128u << 10;
+
+/// The copy-engine algorithm cuts a slot into at most this many chunk positions.
+inline constexpr int kMaxCePositions = 64;
+
+struct Communicator::Impl {
+  std::vector<int> devices;
+  CommunicatorOptions options;
+  std::string algorithmOverride;
+  bool p2p = true;
+  std::string transport;
+  struct Rank {
+    // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters
+    // (operations, finished blocks of the current one, error).
+    DeviceBuffer scratch, flags, counters;
+    // The one-shot kernel's low-latency variant: lines that carry their own flags.
+    DeviceBuffer lineScratch;
+    // Copy engine: scratch (ranks x depth chunks), a side stream for the copies, and events.
+    DeviceBuffer ceScratch;
+    Stream copyStream;
+    Event start, copiesDone;
+    std::vector<Event> copied;   // per pipeline position, kept depth + 2 deep
+    bool hopperOrLater = false;  // programmatic dependent launch available
+  };
+  std::vector<Rank> ranks;
+  RankSignals signals;               // ordering between ranks' streams in the copy-engine algorithm
+  std::unique_ptr<LaunchPool> pool;  // null: every launch from the calling thread
+
+  int n() const { return static_cast<int>(devices.size()); }
+  std::uint32_t* counters(int r) const { return static_cast<std::uint32_t*>(ranks[r].counters.get()); }
+};
+
+Status runOneShot(Communicator::Impl& c, const CollRequest& q);
+Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);
+
+}  // namespace gpupeer

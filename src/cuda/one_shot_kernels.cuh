@@ -1,0 +1,72 @@
+#pragma once
+// One-shot collectives: one kernel per rank. Every rank pushes the part of its input each peer
+// needs into that peer's scratch (remote stores over P2P), raises a flag in every peer's
+// memory, waits for every peer's flag in its own memory, then builds its output from its own
+// input and the scratch, reading local memory only. One P2P crossing per operation.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gpupeer/collective_types.hpp"
+
+namespace gpupeer {
+
+inline constexpr int kMaxOneShotBlocks = 256;
+
+/// What one rank's kernel needs. Pointers are valid on the rank's device (peer access on).
+struct OneShotArgs {
+  CollOp op = CollOp::kAllReduce;
+  RedOp redop = RedOp::kSum;
+  int root = 0;
+  int rank = 0;
+  int ranks = 0;
+  /// This piece of the input and output: element 0 of chunk 0 (chunk q starts q x stride
+  /// elements further). Chunks: all-gather/alltoall output and reduce-scatter/alltoall input.
+  const void* in = nullptr;
+  void* out = nullptr;
+  std::size_t inStride = 0, outStride = 0;
+  std::size_t len = 0;  ///< elements per chunk in this piece
+  /// scratch[r]: rank r's scratch, two parities of `ranks` slots of slotBytes (slot s of rank r
+  /// receives from sender s). flags[r]: rank r's words [block][sender].
+  void* scratch[kMaxCommRanks] = {};
+  std::uint32_t* flags[kMaxCommRanks] = {};
+  std::size_t slotBytes = 0;
+  /// The low-latency variant's buffers (see launchOneShot): llScratch[r] holds 2 parities x
+  /// ranks slots of llSlotBytes of 16-byte lines, then 2 x ranks token lines.
+  void* llScratch[kMaxCommRanks] = {};
+  std::size_t llSlotBytes = 0;
+  bool lines = false;  ///< take the low-latency variant (decided for all ranks at once)
+  /// Launch with programmatic dependent launch (Hopper and later): the kernel becomes resident
+  /// while the previous one on the stream finishes, and waits for it on the GPU.
+  bool earlyLaunch = false;
+  std::uint32_t* opCounter = nullptr;   ///< this rank's count of one-shot operations (device)
+  std::uint32_t* doneBlocks = nullptr;  ///< this rank's count of finished blocks of the current one
+  std::uint32_t* error = nullptr;       ///< this rank's error word: 1 + the rank that did not arrive
+};
+
+/// Launches rank `a.rank`'s kernel on the current device. Every rank launches the same
+/// operation with the same arguments apart from its own buffers. Small pieces whose buffers
+/// are 8-byte aligned take the low-latency variant: data travels in 16-byte lines that carry
+/// the operation's epoch beside every 4 bytes (NCCL's LL idea), so a receiver polls its own
+/// memory for the data itself and no fence or separate flag crosses the link.
+cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
+/// Whether this rank's arguments allow the low-latency variant: 8-byte aligned buffers and
+/// chunks, a piece that fits llSlotBytes. The host sets `lines` only when every rank's do.
+bool oneShotAllowsLines(const OneShotArgs& a, DataType type);
+
+/// The bytes of low-latency scratch a rank needs for slots of `slotBytes` (tokens included).
+std::size_t oneShotLineScratchBytes(int ranks, std::size_t slotBytes);
+
+/// out[i] = sources[0][i] op ... op sources[n-1][i] (rank order), on the current device; the
+/// copy-engine algorithms' local step. Sources and out are local memory.
+struct ReduceSources {
+  const void* src[kMaxCommRanks] = {};
+  int n = 0;
+};
+cudaError_t launchLocalReduce(const ReduceSources& sources, void* out, std::size_t count, DataType type, RedOp op,
+                              cudaStream_t stream);
+
+}  // namespace gpupeer

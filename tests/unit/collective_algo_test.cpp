@@ -1,0 +1,65 @@
+// The algorithm choice: the built-in table's crossovers, the override's rules, and what
+// happens without P2P.
+#include "gpupeer/collective_algo.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gpupeer {
+namespace {
+
+TEST(CollectiveAlgo, NamesRoundTripAndUnknownNamesAreRefused) {
+  for (CollAlgo a : {CollAlgo::kOneShot, CollAlgo::kTwoShot, CollAlgo::kRing, CollAlgo::kCopyEngine})
+    EXPECT_EQ(parseCollAlgo(collAlgoName(a)).value(), a);
+  EXPECT_EQ(parseCollAlgo("One-Shot").value(), CollAlgo::kOneShot);
+  EXPECT_EQ(parseCollAlgo("copy_engine").value(), CollAlgo::kCopyEngine);
+  Status bad = parseCollAlgo("fastest").status();
+  EXPECT_EQ(bad.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("fastest"), std::string::npos);
+}
+
+TEST(CollectiveAlgo, TheTableCoversEveryOperationAndSwitchesToCopyEnginesWhenLarge) {
+  for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast, CollOp::kReduce,
+                    CollOp::kAllToAll, CollOp::kSendRecv})
+    for (int ranks = 2; ranks <= kMaxCommRanks; ++ranks) {
+      SCOPED_TRACE(::testing::Message() << collOpName(op) << " on " << ranks);
+      EXPECT_EQ(chooseAlgorithm(op, 8, ranks, true, "").value(), CollAlgo::kOneShot);
+      EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "").value(), CollAlgo::kCopyEngine);
+    }
+  // The rows are searched in order; a size exactly at a bound belongs to that row.
+  for (const AlgoRule& rule : algorithmTable())
+    if (rule.upToBytes) {
+      EXPECT_EQ(chooseAlgorithm(rule.op, rule.upToBytes, rule.minRanks, true, "").value(), rule.algo);
+    }
+}
+
+TEST(CollectiveAlgo, AnyTableIsFollowedInOrder) {
+  const std::vector<AlgoRule> table = {{CollOp::kAllReduce, 4, 8, 1024, CollAlgo::kTwoShot},
+                                       {CollOp::kAllReduce, 2, 8, 4096, CollAlgo::kOneShot}};
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1000, 2, true, "", table).value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1000, 4, true, "", table).value(), CollAlgo::kTwoShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2000, 4, true, "", table).value(), CollAlgo::kOneShot);
+  // nothing matches: the copy engines, which work everywhere
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 5000, 4, true, "", table).value(), CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 8, 2, true, "", table).value(), CollAlgo::kCopyEngine);
+}
+
+TEST(CollectiveAlgo, OverrideIsHonouredWhereItCanWork) {
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 30, 2, true, "oneshot").value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "ce").value(), CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "twoshot").value(), CollAlgo::kTwoShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "twoshot").status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "ring").status().code(), ErrorCode::kUnsupported);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "quick").status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(CollectiveAlgo, WithoutP2pOnlyTheCopyEnginesWork) {
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "").value(), CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 8, 8, false, "").value(), CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "ce").value(), CollAlgo::kCopyEngine);
+  Status s = chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "oneshot").status();
+  EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
+  EXPECT_NE(s.message().find("P2P"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpupeer
