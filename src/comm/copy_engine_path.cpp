@@ -80,9 +80,11 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type);
   const std::size_t bytes = q.count * es, slotBytes = c.options.ceSlotBytes;
-  // Eight chunks (each but the last reduction hides behind the copies), at least 1 MiB (a copy
-  // costs ~2 us to start), at most a quarter slot (positions to rotate through).
-  std::size_t chunkBytes = std::max<std::size_t>((bytes / 8 + 255) / 256 * 256, 1u << 20);
+  // Eight chunks from 64 MiB up (each but the last reduction hides behind the copies), four
+  // below (every chunk costs the host about a dozen API calls: eagerly, fewer chunks keep the GPUs
+  // busy), at least 1 MiB (a copy costs ~2 us to start), at most a quarter slot.
+  const std::size_t parts = bytes >= (64u << 20) ? 8 : 4;
+  std::size_t chunkBytes = std::max<std::size_t>((bytes / parts + 255) / 256 * 256, 1u << 20);
   chunkBytes = std::max<std::size_t>(std::min(chunkBytes, slotBytes / 4), slotBytes / kMaxCePositions);
   chunkBytes = chunkBytes / es * es;
   const std::size_t chunk = chunkBytes / es;

@@ -222,13 +222,37 @@ __device__ __forceinline__ bool dataFlows(const OneShotArgs& a, int sender, int 
   }
 }
 
+// Unit u of a chunk, 8 bytes, or only `partial` elements (the last unit of a chunk whose size
+// is not a multiple of 8 bytes: the rest of the unit is not the caller's memory).
+template <class T>
+__device__ __forceinline__ uint2 loadUnit(const uint2* base, std::size_t u, int partial) {
+  if (!partial) return base[u];
+  uint2 v = make_uint2(0, 0);
+  const T* src = reinterpret_cast<const T*>(base + u);
+  for (int i = 0; i < partial; ++i) Unit<T, uint2>::lane(v, i) = src[i];
+  return v;
+}
+template <class T>
+__device__ __forceinline__ void storeUnit(uint2* base, std::size_t u, uint2 v, int partial) {
+  if (!partial) {
+    base[u] = v;
+    return;
+  }
+  T* dst = reinterpret_cast<T*>(base + u);
+  for (int i = 0; i < partial; ++i) dst[i] = Unit<T, uint2>::lane(v, i);
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
   using U = uint2;  // 8 data bytes per line
   const std::uint32_t epoch = beginOperation(a);
   const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShot; tokens keep it
   const int me = a.rank, n = a.ranks;
-  const std::size_t units = a.len * sizeof(T) / sizeof(U);
+  // Whole 8-byte units, and a last partial one when the chunk is not a multiple of 8 bytes.
+  const std::size_t bytes = a.len * sizeof(T);
+  const std::size_t units = (bytes + sizeof(U) - 1) / sizeof(U);
+  const int tailElements = static_cast<int>((bytes % sizeof(U)) / sizeof(T));
+  auto partial = [&](std::size_t u) { return u + 1 == units ? tailElements : 0; };
   const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
   const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
   // Send: data lines to every receiver of this rank's data, a token line to the others (so
@@ -238,7 +262,8 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
     if (dataFlows(a, me, d)) {
       const U* src = inChunk<T, U>(a, chunkFor(a, d));
       uint4* dst = lines(a, d, parity, me);
-      for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x) storeLine(dst + u, src[u], epoch);
+      for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x)
+        storeLine(dst + u, loadUnit<T>(src, u, partial(u)), epoch);
     } else if (blockIdx.x == 0 && threadIdx.x == 0) {
       storeLine(token(a, d, parity, me), make_uint2(0, 0), epoch);
     }
@@ -258,8 +283,8 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
         U v[kMaxCommRanks];
 #pragma unroll
         for (int r = 0; r < kMaxCommRanks; ++r)
-          if (r < n) v[r] = r == me ? own[u] : peer(r, u);
-        out[u] = reduceUnits<T, U>(a.redop, v, n);
+          if (r < n) v[r] = r == me ? loadUnit<T>(own, u, partial(u)) : peer(r, u);
+        storeUnit<T>(out, u, reduceUnits<T, U>(a.redop, v, n), partial(u));
       }
       break;
     }
@@ -269,7 +294,8 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
       for (int r = 0; r < n; ++r) {
         U* out = outChunk<T, U>(a, r);
         if (r == me && own == out) continue;
-        for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x) out[u] = r == me ? own[u] : peer(r, u);
+        for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x)
+          storeUnit<T>(out, u, r == me ? loadUnit<T>(own, u, partial(u)) : peer(r, u), partial(u));
       }
       break;
     }
@@ -279,7 +305,8 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
       const U* own = inChunk<T, U>(a, 0);
       U* out = outChunk<T, U>(a, 0);
       if (from == me && own == out) break;
-      for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x) out[u] = from == me ? own[u] : peer(from, u);
+      for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x)
+        storeUnit<T>(out, u, from == me ? loadUnit<T>(own, u, partial(u)) : peer(from, u), partial(u));
       break;
     }
   }
@@ -296,13 +323,14 @@ struct LaunchOneShot {
   template <class T>
   cudaError_t operator()() const {
     if (a.lines) {
-      const std::size_t units = a.len * sizeof(T) / 8;
+      const std::size_t units = (a.len * sizeof(T) + 7) / 8;
       // A block per 1024 lines: small messages stay in one block, 64 KiB spreads over eight.
       const int blocks = static_cast<int>(std::clamp<std::size_t>((units + 1023) / 1024, 1, kMaxOneShotBlocks));
       return launch(oneShotLines<T>, blocks);
     }
-    // A block per 16 KiB of a chunk, up to one per SM of a 132-SM GPU.
-    const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / (16 * 1024), 1, 132));
+    // A block per 4 KiB of a chunk (medium messages finish sooner spread wide), up to one per SM
+    // of a 132-SM GPU.
+    const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / 4096, 1, 132));
     // 16-byte units need every chunk of input, output and the slots on a 16-byte boundary.
     bool vectors = aligned16(a.in) && aligned16(a.out) && (a.inStride * sizeof(T)) % 16 == 0 &&
                    (a.outStride * sizeof(T)) % 16 == 0 && a.slotBytes % 16 == 0;
@@ -375,9 +403,11 @@ std::size_t oneShotLineScratchBytes(int ranks, std::size_t slotBytes) {
 }
 
 bool oneShotAllowsLines(const OneShotArgs& a, DataType type) {
-  const std::size_t es = dataTypeSize(type), bytes = a.len * es;
-  return a.llScratch[a.rank] && bytes % 8 == 0 && bytes / 8 * 16 <= a.llSlotBytes && aligned8(a.in) &&
-         aligned8(a.out) && (a.inStride * es) % 8 == 0 && (a.outStride * es) % 8 == 0;
+  // Whole units are 8-byte accesses: every chunk must start on an 8-byte boundary, unless a
+  // chunk is less than one unit (then every access is one element).
+  const std::size_t es = dataTypeSize(type), bytes = a.len * es, lines = (bytes + 7) / 8;
+  const bool aligned = aligned8(a.in) && aligned8(a.out) && (a.inStride * es) % 8 == 0 && (a.outStride * es) % 8 == 0;
+  return a.llScratch[a.rank] && (aligned || bytes < 8) && lines * 16 <= a.llSlotBytes;
 }
 
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream) {
