@@ -31,7 +31,7 @@ Result<CollAlgo> parseCollAlgo(const std::string& text) {
 
 const std::vector<AlgoRule>& algorithmTable() {
   // Crossovers measured on 2x H200 NV18 by forcing each algorithm over 1 MiB..512 MiB
-  // (scripts/tune_coll.sh, bench/results/2026-11-22-h200x2-coll2/): below them the one kernel's
+  // (scripts/tune_coll.sh, bench/results/2026-11-22-h200x2-coll-tuning/r4): below them the one kernel's
   // latency wins, above them the copy engines' bandwidth. The one-shot kernel's SM stores carry
   // ~220 GB/s per direction when both directions are busy, the copy engines ~377, but each
   // crossing between GPUs of the copy-engine algorithm costs ~20 us. More than 2 GPUs has not

@@ -71,6 +71,12 @@ bool envSet(const char* name) {
   return v && std::string(v) != "0" && std::string(v) != "";
 }
 
+// The value of `name`, or "" when it is not set.
+std::string envValue(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
 }  // namespace
 
 std::size_t inputElements(CollOp op, std::size_t count, int ranks) {
@@ -126,8 +132,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                          "communicator options: one-shot slots of at least 4 KiB, a multiple of 256 bytes; copy-engine "
                          "slots of at least 1 MiB, a multiple of 4 KiB");
   if (options.algorithm == "from-environment") {
-    const char* env = std::getenv("GPUPEER_ALGO");
-    impl->algorithmOverride = env ? env : "";
+    impl->algorithmOverride = envValue("GPUPEER_ALGO");
   } else {
     impl->algorithmOverride = options.algorithm;
   }
@@ -170,8 +175,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     }
     int major = 0;
     GPUPEER_CUDA_CHECK(d, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
-    rank.hopperOrLater =
-        major >= 9 && !(std::getenv("GPUPEER_EARLY_LAUNCH") && std::string(std::getenv("GPUPEER_EARLY_LAUNCH")) == "0");
+    // GPUPEER_EARLY_LAUNCH=0 turns programmatic dependent launch off (for measuring it).
+    rank.hopperOrLater = major >= 9 && envValue("GPUPEER_EARLY_LAUNCH") != "0";
     GPUPEER_RETURN_IF_ERROR(rank.ceScratch.allocate(d, n * o.ceSlotBytes));
     GPUPEER_RETURN_IF_ERROR(rank.copyStream.create(d));
     GPUPEER_RETURN_IF_ERROR(rank.start.create(d));
@@ -182,12 +187,10 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   }
   // Events order the ranks' streams by default: flags written and awaited by the GPUs' front
   // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (bench/README.md).
-  const char* signals = std::getenv("GPUPEER_CE_SIGNALS");
-  const bool flags = impl->p2p && signals && std::string(signals) == "flags";
+  const bool flags = impl->p2p && envValue("GPUPEER_CE_SIGNALS") == "flags";
   GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, 2 + 2 * kMaxCePositions, flags));
   // GPUPEER_LAUNCH_THREADS=0 launches every rank's kernels from the calling thread.
-  const char* threads = std::getenv("GPUPEER_LAUNCH_THREADS");
-  if (impl->p2p && !(threads && std::string(threads) == "0")) impl->pool = std::make_unique<LaunchPool>(devices);
+  if (impl->p2p && envValue("GPUPEER_LAUNCH_THREADS") != "0") impl->pool = std::make_unique<LaunchPool>(devices);
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
 }
 

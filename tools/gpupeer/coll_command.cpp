@@ -4,6 +4,7 @@
 // with symmetric registered windows).
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <fstream>
@@ -150,12 +151,16 @@ int run(const Options& o) {
   }
 
   const bool withRoot = rooted(cop);
-  fmt::print("# gpupeer coll {}: {} GPUs ({}), {}, type {}{}, {}, {} warm-up + {} timed back-to-back operations{}\n",
-             collOpName(cop), n, s.gpus[0].name, comm.value()->transport(), dataTypeName(dtype),
-             reducing(cop) ? fmt::format(", op {}", redOpName(rop)) : "",
-             withRoot ? fmt::format("root {}", o.root) : "", o.graphLaunches ? 0 : o.warmup, o.iters,
-             o.graphLaunches ? fmt::format(", captured in one CUDA graph replayed {} times", o.graphLaunches) : "");
-  if (nccl) fmt::print("# baseline: NCCL {} on the same streams{}\n", nccl->version(), "");
+  std::vector<std::string> about = {fmt::format("{} GPUs ({})", n, s.gpus[0].name), comm.value()->transport(),
+                                    fmt::format("type {}", dataTypeName(dtype))};
+  if (reducing(cop)) about.push_back(fmt::format("op {}", redOpName(rop)));
+  if (withRoot) about.push_back(fmt::format("root {}", o.root));
+  about.push_back(o.graphLaunches
+                      ? fmt::format("{} back-to-back operations captured in one CUDA graph, replayed {} times", o.iters,
+                                    o.graphLaunches)
+                      : fmt::format("{} warm-up + {} timed back-to-back operations", o.warmup, o.iters));
+  fmt::print("# gpupeer coll {}: {}\n", collOpName(cop), fmt::join(about, ", "));
+  if (nccl) fmt::print("# baseline: NCCL {} on the same streams\n", nccl->version());
   std::string head =
       fmt::format("# {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} | {:>9} {:>7} {:>7} {:>6} | {:>9} {:>6} |", "size", "count",
                   "type", "redop", "root", "algo", "time us", "algbw", "busbw", "#wrong", "inplace", "#wrong");
