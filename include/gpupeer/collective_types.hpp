@@ -34,6 +34,22 @@ Result<RedOp> parseRedOp(const std::string& text);
 /// each rank's share before summing), so the caller gets a clear error instead.
 Status checkRedOpForType(RedOp op, DataType type);
 
+/// Elements of one rank's send and receive buffers for `op` with `count` (as Communicator takes
+/// it): reduce-scatter and alltoall send ranks x count, all-gather and alltoall receive ranks x
+/// count, everything else count.
+std::size_t collectiveInputElements(CollOp op, std::size_t count, int ranks);
+std::size_t collectiveOutputElements(CollOp op, std::size_t count, int ranks);
+
+/// NCCL's in-place arrangement for rank `rank`, built from the rank's buffers: all-gather sends
+/// from inside its receive buffer (at rank x count), reduce-scatter receives into its send
+/// buffer (at rank x count), the others use the send buffer for both.
+struct InPlacePointers {
+  void* send = nullptr;
+  void* recv = nullptr;
+};
+InPlacePointers inPlacePointers(CollOp op, void* sendBuffer, void* recvBuffer, std::size_t count, DataType type,
+                                int rank);
+
 /// Bytes the nccl-tests "size" column shows for `count` elements per rank: the buffer every
 /// rank ends with (all-gather: count x ranks elements; reduce-scatter: the input of count x
 /// ranks; all-to-all: count x ranks; the rest: count).

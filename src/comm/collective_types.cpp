@@ -116,6 +116,24 @@ Status checkRedOpForType(RedOp op, DataType type) {
   return Status::ok();
 }
 
+std::size_t collectiveInputElements(CollOp op, std::size_t count, int ranks) {
+  return op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? count * ranks : count;
+}
+
+std::size_t collectiveOutputElements(CollOp op, std::size_t count, int ranks) {
+  return op == CollOp::kAllGather || op == CollOp::kAllToAll ? count * ranks : count;
+}
+
+InPlacePointers inPlacePointers(CollOp op, void* sendBuffer, void* recvBuffer, std::size_t count, DataType type,
+                                int rank) {
+  const std::size_t shift = rank * count * dataTypeSize(type);
+  switch (op) {
+    case CollOp::kAllGather: return {static_cast<char*>(recvBuffer) + shift, recvBuffer};
+    case CollOp::kReduceScatter: return {sendBuffer, static_cast<char*>(sendBuffer) + shift};
+    default: return {sendBuffer, sendBuffer};
+  }
+}
+
 std::size_t collectiveBytes(CollOp op, std::size_t count, DataType type, int ranks) {
   std::size_t elements = count;
   if (op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll)

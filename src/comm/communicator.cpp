@@ -79,22 +79,9 @@ std::string envValue(const char* name) {
 
 }  // namespace
 
-std::size_t inputElements(CollOp op, std::size_t count, int ranks) {
-  return op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? count * ranks : count;
-}
-std::size_t outputElements(CollOp op, std::size_t count, int ranks) {
-  return op == CollOp::kAllGather || op == CollOp::kAllToAll ? count * ranks : count;
-}
-
 bool isInPlace(const CollRequest& q, int rank) {
-  const std::size_t shift = rank * q.count * dataTypeSize(q.type);
-  const char* s = static_cast<const char*>(q.send[rank]);
-  const char* r = static_cast<const char*>(q.recv[rank]);
-  switch (q.op) {
-    case CollOp::kAllGather: return s == r + shift;
-    case CollOp::kReduceScatter: return r == s + shift;
-    default: return s == r;
-  }
+  InPlacePointers p = inPlacePointers(q.op, const_cast<void*>(q.send[rank]), q.recv[rank], q.count, q.type, rank);
+  return p.send == q.send[rank] && p.recv == q.recv[rank];
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -215,7 +202,8 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
   if (q.op == CollOp::kAllReduce || q.op == CollOp::kReduceScatter || q.op == CollOp::kReduce)
     GPUPEER_RETURN_IF_ERROR(checkRedOpForType(q.redop, q.type));
   const std::size_t es = dataTypeSize(q.type);
-  const std::size_t inBytes = inputElements(q.op, q.count, n) * es, outBytes = outputElements(q.op, q.count, n) * es;
+  const std::size_t inBytes = collectiveInputElements(q.op, q.count, n) * es,
+                    outBytes = collectiveOutputElements(q.op, q.count, n) * es;
   for (int r = 0; r < n; ++r) {
     const bool readsSend = !(q.op == CollOp::kBroadcast && r != q.root);
     const bool writesRecv = !(q.op == CollOp::kReduce && r != q.root);

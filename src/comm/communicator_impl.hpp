@@ -27,9 +27,6 @@ struct CollRequest {
   std::vector<cudaStream_t> streams;
 };
 
-/// Elements of a rank's input and output buffers for `op` with `count`.
-std::size_t inputElements(CollOp op, std::size_t count, int ranks);
-std::size_t outputElements(CollOp op, std::size_t count, int ranks);
 /// Whether rank `rank`'s buffers are the in-place arrangement for `op`.
 bool isInPlace(const CollRequest& q, int rank);
 

@@ -30,8 +30,8 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type);
   const std::size_t slotElements = c.options.oneShotSlotBytes / es;
-  const std::size_t inStride = inputElements(q.op, q.count, n) > q.count ? q.count : 0;
-  const std::size_t outStride = outputElements(q.op, q.count, n) > q.count ? q.count : 0;
+  const std::size_t inStride = collectiveInputElements(q.op, q.count, n) > q.count ? q.count : 0;
+  const std::size_t outStride = collectiveOutputElements(q.op, q.count, n) > q.count ? q.count : 0;
   for (std::size_t done = 0; done < q.count; done += slotElements) {
     const std::size_t len = std::min(slotElements, q.count - done);
     std::vector<OneShotArgs> args(n);

@@ -46,32 +46,13 @@ struct Placement {
 };
 inline Placement place(Ranks& ranks, CollOp op, std::size_t count, DataType type, std::size_t offset, bool inPlace) {
   Placement p;
-  const std::size_t es = dataTypeSize(type);
   for (std::size_t r = 0; r < ranks.devices.size(); ++r) {
-    std::uint8_t* s = ranks.send[r].bytes() + offset;
-    std::uint8_t* o = ranks.recv[r].bytes() + offset;
-    if (!inPlace) {
-      p.send.push_back(s);
-      p.recv.push_back(o);
-    } else if (op == CollOp::kAllGather) {
-      p.send.push_back(o + r * count * es);
-      p.recv.push_back(o);
-    } else if (op == CollOp::kReduceScatter) {
-      p.send.push_back(s);
-      p.recv.push_back(s + r * count * es);
-    } else {
-      p.send.push_back(s);
-      p.recv.push_back(s);
-    }
+    InPlacePointers at = {ranks.send[r].bytes() + offset, ranks.recv[r].bytes() + offset};
+    if (inPlace) at = inPlacePointers(op, at.send, at.recv, count, type, static_cast<int>(r));
+    p.send.push_back(at.send);
+    p.recv.push_back(at.recv);
   }
   return p;
-}
-
-inline std::size_t inputCount(CollOp op, std::size_t count, int n) {
-  return op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? count * n : count;
-}
-inline std::size_t outputCount(CollOp op, std::size_t count, int n) {
-  return op == CollOp::kAllGather || op == CollOp::kAllToAll ? count * n : count;
 }
 
 /// Uploads known-answer inputs where `p` says, after `prepare` (if any) the collective is
@@ -87,7 +68,7 @@ void runAndCheck(Communicator& comm, Ranks& ranks, CollOp op, DataType type, Red
   std::vector<std::vector<std::uint8_t>> inputs;
   std::vector<const void*> in;
   for (int r = 0; r < n; ++r) {
-    inputs.push_back(knownAnswerInput(type, r, inputCount(op, count, n)));
+    inputs.push_back(knownAnswerInput(type, r, collectiveInputElements(op, count, n)));
     cudaSetDevice(ranks.devices[r]);
     ASSERT_EQ(cudaMemcpy(const_cast<void*>(p.send[r]), inputs[r].data(), inputs[r].size(), cudaMemcpyHostToDevice),
               cudaSuccess);
@@ -100,7 +81,7 @@ void runAndCheck(Communicator& comm, Ranks& ranks, CollOp op, DataType type, Red
   ASSERT_TRUE(st.isOk()) << st.toString();
   ranks.sync();
   ASSERT_TRUE(comm.checkBarriers().isOk());
-  const std::size_t bytes = outputCount(op, count, n) * es;
+  const std::size_t bytes = collectiveOutputElements(op, count, n) * es;
   std::vector<std::uint8_t> first, got(bytes);
   for (int r = 0; r < n; ++r) {
     if (op == CollOp::kReduce && r != root) continue;

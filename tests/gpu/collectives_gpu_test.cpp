@@ -67,7 +67,7 @@ TEST(CollectivesGpu, MixedOperationsBackToBack) {
     places.push_back(testing::place(*buffers.back(), c.op, c.count, DataType::kFloat32, 0, false));
     inputs.emplace_back();
     for (int r = 0; r < 2; ++r) {
-      inputs.back().push_back(knownAnswerInput(DataType::kFloat32, r, testing::inputCount(c.op, c.count, 2)));
+      inputs.back().push_back(knownAnswerInput(DataType::kFloat32, r, collectiveInputElements(c.op, c.count, 2)));
       cudaSetDevice(r);
       ASSERT_EQ(cudaMemcpy(const_cast<void*>(places.back().send[r]), inputs.back()[r].data(), inputs.back()[r].size(),
                            cudaMemcpyHostToDevice),
@@ -86,7 +86,7 @@ TEST(CollectivesGpu, MixedOperationsBackToBack) {
     SCOPED_TRACE(collOpName(cases[i].op));
     std::vector<const void*> in;
     for (auto& v : inputs[i]) in.push_back(v.data());
-    std::vector<std::uint8_t> got(testing::outputCount(cases[i].op, cases[i].count, 2) * 4);
+    std::vector<std::uint8_t> got(collectiveOutputElements(cases[i].op, cases[i].count, 2) * 4);
     for (int r = 0; r < 2; ++r) {
       cudaSetDevice(r);
       ASSERT_EQ(cudaMemcpy(got.data(), places[i].recv[r], got.size(), cudaMemcpyDeviceToHost), cudaSuccess);

@@ -54,5 +54,27 @@ TEST(CollectiveTypes, BusBandwidthFollowsNcclTests) {
   EXPECT_EQ(collectiveBytes(CollOp::kAllReduce, 1u << 20, DataType::kFloat32, 8), 4u << 20);
 }
 
+TEST(CollectiveTypes, BufferElementsAndInPlaceArrangement) {
+  EXPECT_EQ(collectiveInputElements(CollOp::kReduceScatter, 5, 4), 20u);
+  EXPECT_EQ(collectiveOutputElements(CollOp::kReduceScatter, 5, 4), 5u);
+  EXPECT_EQ(collectiveInputElements(CollOp::kAllGather, 5, 4), 5u);
+  EXPECT_EQ(collectiveOutputElements(CollOp::kAllGather, 5, 4), 20u);
+  EXPECT_EQ(collectiveInputElements(CollOp::kAllToAll, 5, 4), 20u);
+  EXPECT_EQ(collectiveOutputElements(CollOp::kAllToAll, 5, 4), 20u);
+  EXPECT_EQ(collectiveOutputElements(CollOp::kBroadcast, 5, 4), 5u);
+  char send[256], recv[256];
+  // rank 2, 5 floats each: all-gather sends from recv + 40 bytes, reduce-scatter receives at
+  // send + 40, everything else works in the send buffer.
+  InPlacePointers ag = inPlacePointers(CollOp::kAllGather, send, recv, 5, DataType::kFloat32, 2);
+  EXPECT_EQ(ag.send, recv + 40);
+  EXPECT_EQ(ag.recv, recv);
+  InPlacePointers rs = inPlacePointers(CollOp::kReduceScatter, send, recv, 5, DataType::kFloat32, 2);
+  EXPECT_EQ(rs.send, send);
+  EXPECT_EQ(rs.recv, send + 40);
+  InPlacePointers ar = inPlacePointers(CollOp::kAllReduce, send, recv, 5, DataType::kFloat32, 2);
+  EXPECT_EQ(ar.send, send);
+  EXPECT_EQ(ar.recv, send);
+}
+
 }  // namespace
 }  // namespace gpupeer

@@ -115,8 +115,8 @@ int run(const Options& o) {
           : 1;
   auto countFor = [&](std::size_t bytes) { return std::max<std::size_t>(1, bytes / (es * perRankDivisor)); };
   const std::size_t maxCount = countFor(sizes.value().back());
-  const std::size_t sendBytes = collInputBytes(cop, maxCount, dtype, n) + 16;
-  const std::size_t recvBytes = collOutputBytes(cop, maxCount, dtype, n) + 16;
+  const std::size_t sendBytes = collectiveInputElements(cop, maxCount, n) * es + 16;
+  const std::size_t recvBytes = collectiveOutputElements(cop, maxCount, n) * es + 16;
   auto ranks = makeRanks(devices, std::max(sendBytes, recvBytes), std::max(sendBytes, recvBytes));
   if (!ranks.isOk()) return reportError(ranks.status());
   std::vector<cudaStream_t> streams;
@@ -183,7 +183,7 @@ int run(const Options& o) {
     const std::size_t count = countFor(bytes);
     const std::size_t shown = collectiveBytes(cop, count, dtype, n);
     std::vector<std::vector<std::uint8_t>> inputs;
-    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(dtype, r, collInputBytes(cop, count, dtype, n) / es));
+    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(dtype, r, collectiveInputElements(cop, count, n)));
     CollLaunch ours = [&](const std::vector<const void*>& sb, const std::vector<void*>& rb) {
       return comm.value()->run(cop, sb, rb, count, dtype, rop, o.root, streams);
     };

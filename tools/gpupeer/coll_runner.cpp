@@ -53,34 +53,13 @@ Result<cudaGraphExec_t> capture(std::vector<CollRank>& ranks, const CollLaunch& 
 
 }  // namespace
 
-std::size_t collInputBytes(CollOp op, std::size_t count, DataType type, int n) {
-  bool chunked = op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
-  return count * dataTypeSize(type) * (chunked ? n : 1);
-}
-std::size_t collOutputBytes(CollOp op, std::size_t count, DataType type, int n) {
-  bool chunked = op == CollOp::kAllGather || op == CollOp::kAllToAll;
-  return count * dataTypeSize(type) * (chunked ? n : 1);
-}
-
 CollBuffers collBuffers(const std::vector<CollRank>& ranks, CollOp op, std::size_t count, DataType type, bool inPlace) {
   CollBuffers b;
-  const std::size_t es = dataTypeSize(type);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    char* s = static_cast<char*>(ranks[r].sendBase);
-    char* o = static_cast<char*>(ranks[r].recvBase);
-    if (!inPlace) {
-      b.send.push_back(s);
-      b.recv.push_back(o);
-    } else if (op == CollOp::kAllGather) {
-      b.send.push_back(o + r * count * es);
-      b.recv.push_back(o);
-    } else if (op == CollOp::kReduceScatter) {
-      b.send.push_back(s);
-      b.recv.push_back(s + r * count * es);
-    } else {
-      b.send.push_back(s);
-      b.recv.push_back(s);
-    }
+    InPlacePointers p = {ranks[r].sendBase, ranks[r].recvBase};
+    if (inPlace) p = inPlacePointers(op, ranks[r].sendBase, ranks[r].recvBase, count, type, static_cast<int>(r));
+    b.send.push_back(p.send);
+    b.recv.push_back(p.recv);
   }
   return b;
 }
@@ -189,7 +168,7 @@ Result<std::size_t> countWrong(std::vector<CollRank>& ranks, const CollBuffers& 
   const int n = static_cast<int>(ranks.size());
   std::vector<const void*> in;
   for (const auto& v : inputs) in.push_back(v.data());
-  const std::size_t bytes = collOutputBytes(op, count, type, n);
+  const std::size_t bytes = collectiveOutputElements(op, count, n) * dataTypeSize(type);
   const bool reduction = op == CollOp::kAllReduce;  // the others' outputs differ by rank
   std::size_t wrong = 0;
   std::vector<std::uint8_t> first, got(bytes);

@@ -34,10 +34,6 @@ struct CollBuffers {
 };
 CollBuffers collBuffers(const std::vector<CollRank>& ranks, CollOp op, std::size_t count, DataType type, bool inPlace);
 
-/// Bytes of one rank's send and receive buffers.
-std::size_t collInputBytes(CollOp op, std::size_t count, DataType type, int n);
-std::size_t collOutputBytes(CollOp op, std::size_t count, DataType type, int n);
-
 /// Allocates `sendBytes` and `recvBytes` and a stream and events on each device.
 Result<std::vector<CollRank>> makeRanks(const std::vector<int>& devices, std::size_t sendBytes, std::size_t recvBytes);
 void freeRanks(std::vector<CollRank>& ranks);
