@@ -7,22 +7,20 @@ build=${1:?build dir}; out=${2:?log dir}
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
 g="$build/gpupeer"
-run() {  # run LOGNAME ENV... COMMAND...
-  local name=$1; shift
-  { echo "\$ $*"; timeout 120 env "$@" 2>&1; echo "[exit $?]"; } >> "$out/$name.log"
-}
-run types "$g" coll all_reduce -b 8 -e 128M -f 16 -d bfloat16 -o sum --baseline nccl
-run types "$g" coll all_reduce -b 8 -e 128M -f 16 -d half -o prod --baseline nccl
-run types "$g" coll all_reduce -b 8 -e 128M -f 16 -d int32 -o max --baseline nccl
-run types "$g" coll all_reduce -b 8 -e 128M -f 16 -d int8 -o min --baseline nccl
-run types "$g" coll all_reduce -b 8 -e 128M -f 16 -d double -o avg --baseline nccl
-run types "$g" coll reduce_scatter -b 8 -e 128M -f 16 -d int64 -o sum --baseline nccl
-run types "$g" coll reduce -b 8 -e 128M -f 16 -d float -o sum -r 1 --baseline nccl
-run types "$g" coll broadcast -b 8 -e 128M -f 16 -d uint8 -r 1 --baseline nccl
-run no-p2p NCCL_P2P_DISABLE=1 "$g" coll all_reduce -b 8 -e 128M -f 16 --baseline nccl
-run no-p2p NCCL_P2P_DISABLE=1 "$g" coll all_gather -b 8 -e 128M -f 16 --baseline nccl
+STEP_TIMEOUT=120
+source "$(dirname "$0")/logged_steps.sh"
+record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d bfloat16 -o sum --baseline nccl
+record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d half -o prod --baseline nccl
+record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d int32 -o max --baseline nccl
+record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d int8 -o min --baseline nccl
+record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d double -o avg --baseline nccl
+record types "$g" coll reduce_scatter -b 8 -e 128M -f 16 -d int64 -o sum --baseline nccl
+record types "$g" coll reduce -b 8 -e 128M -f 16 -d float -o sum -r 1 --baseline nccl
+record types "$g" coll broadcast -b 8 -e 128M -f 16 -d uint8 -r 1 --baseline nccl
+record no-p2p NCCL_P2P_DISABLE=1 "$g" coll all_reduce -b 8 -e 128M -f 16 --baseline nccl
+record no-p2p NCCL_P2P_DISABLE=1 "$g" coll all_gather -b 8 -e 128M -f 16 --baseline nccl
 for op in all_reduce reduce_scatter broadcast; do
   for algo in oneshot ce; do
-    run "crossover-$op" GPUPEER_ALGO=$algo "$g" coll $op -b 4M -e 128M -f 2 -n 10
+    record "crossover-$op" GPUPEER_ALGO=$algo "$g" coll $op -b 4M -e 128M -f 2 -n 10
   done
 done

@@ -9,13 +9,8 @@ ops=${*:-all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv
 export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on shared machines
 mkdir -p "$out"; touch "$out/summary.txt"
 g="$build/gpupeer"
-step() {
-  local name=$1; shift
-  local t0=$EPOCHREALTIME
-  { echo "\$ $*"; timeout 280 "$@" 2>&1; echo "[exit $?]"; } > "$out/$name.log"
-  local rc=$(tail -1 "$out/$name.log" | tr -dc 0-9)
-  printf '%-28s exit %-3s %6.1f s  %s\n' "$name" "$rc" "$(awk "BEGIN{print $EPOCHREALTIME - $t0}")" "$*" | tee -a "$out/summary.txt"
-}
+STEP_TIMEOUT=280
+source "$(dirname "$0")/logged_steps.sh"
 range=${COLL_RANGE:--b 8 -e 512M -f 4}
 for op in $ops; do
   step "coll-$op-eager" "$g" coll "$op" $range -d float -o sum --baseline nccl --json "$out/coll-$op-eager.json"

@@ -15,14 +15,7 @@ if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
   ln -s "$(cd "$(dirname "$build")" && pwd)" "$(dirname "$built_at")"
 fi
 g="$build/gpupeer"
-# step NAME COMMAND...: runs it with a 300 s limit, logs the command, output, time and exit code.
-step() {
-  local name=$1; shift
-  local t0=$EPOCHREALTIME
-  { echo "\$ $*"; timeout 300 "$@" 2>&1; echo "[exit $?]"; } > "$out/$name.log"
-  local rc=$(tail -1 "$out/$name.log" | tr -dc 0-9)
-  printf '%-28s exit %-3s %6.1f s  %s\n' "$name" "$rc" "$(awk "BEGIN{print $EPOCHREALTIME - $t0}")" "$*" | tee -a "$out/summary.txt"
-}
+source "$(dirname "$0")/logged_steps.sh"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "host: $(hostname), kernel $(uname -r)"
   nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total --format=csv

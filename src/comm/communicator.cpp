@@ -66,15 +66,15 @@ Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const
   return Status::ok();
 }
 
-bool envSet(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) != "0" && std::string(v) != "";
-}
-
 // The value of `name`, or "" when it is not set.
 std::string envValue(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
+}
+
+bool envSet(const char* name) {
+  const std::string v = envValue(name);
+  return !v.empty() && v != "0";
 }
 
 }  // namespace
@@ -227,6 +227,50 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
 
 }  // namespace
 
+namespace {
+
+Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo);
+
+// All-reduce as a reduce-scatter into each rank's share of the output, then an all-gather of
+// it in place, each by the algorithm its own size calls for; the elements that do not divide
+// evenly go through one one-shot all-reduce. The parts come from a checked request, so they
+// are not checked again.
+Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
+  const int n = c.n();
+  const std::size_t es = dataTypeSize(q.type), share = q.count / n, rest = q.count - share * n;
+  CollRequest scatter = q, gather = q, tail = q;
+  scatter.op = CollOp::kReduceScatter;
+  gather.op = CollOp::kAllGather;
+  scatter.count = gather.count = share;
+  tail.count = rest;
+  for (int r = 0; r < n; ++r) {
+    void* mine = static_cast<char*>(q.recv[r]) + r * share * es;
+    scatter.recv[r] = mine;
+    gather.send[r] = mine;
+    tail.send[r] = static_cast<const char*>(q.send[r]) + n * share * es;
+    tail.recv[r] = static_cast<char*>(q.recv[r]) + n * share * es;
+  }
+  for (const CollRequest* part : {&scatter, &gather}) {
+    if (!share) break;
+    Result<CollAlgo> algo = chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "");
+    if (!algo.isOk()) return algo.status();
+    GPUPEER_RETURN_IF_ERROR(runChecked(c, *part, algo.value()));
+  }
+  return rest ? runOneShot(c, tail) : Status::ok();
+}
+
+Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
+  switch (algo) {
+    case CollAlgo::kOneShot: return runOneShot(c, q);
+    case CollAlgo::kCopyEngine: return runCopyEngine(c, q);
+    case CollAlgo::kTwoShot: return runTwoShot(c, q);
+    case CollAlgo::kRing: break;
+  }
+  return GPUPEER_ERROR(ErrorCode::kUnsupported, "the ring algorithm is not implemented");
+}
+
+}  // namespace
+
 Status Communicator::run(CollOp op, const std::vector<const void*>& send, const std::vector<void*>& recv,
                          std::size_t count, DataType type, RedOp redop, int root,
                          const std::vector<cudaStream_t>& streams) {
@@ -243,9 +287,6 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
   if (count == 0) return Status::ok();
   Result<CollAlgo> algo = algorithmFor(op, collectiveBytes(op, count, type, impl_->n()));
   if (!algo.isOk()) return algo.status();
-  int previous = 0;
-  cudaGetDevice(&previous);
-  Status st;
   CollAlgo chosen = algo.value();
   // In place, alltoall and send/recv would have copy engines overwrite inputs that other
   // copies still read; the one-shot kernel pushes everything before anyone writes.
@@ -259,38 +300,9 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
                                        collOpName(op)));
     chosen = CollAlgo::kOneShot;
   }
-  switch (chosen) {
-    case CollAlgo::kOneShot: st = runOneShot(*impl_, q); break;
-    case CollAlgo::kCopyEngine: st = runCopyEngine(*impl_, q); break;
-    case CollAlgo::kTwoShot: {
-      // Reduce-scatter into each rank's share of the output, then all-gather it in place;
-      // the elements that do not divide evenly go through one one-shot all-reduce.
-      const int n = impl_->n();
-      const std::size_t es = dataTypeSize(type), share = count / n, rest = count - share * n;
-      std::vector<const void*> shareIn(n), restIn(n);
-      std::vector<void*> shareOut(n), restOut(n);
-      for (int r = 0; r < n; ++r) {
-        shareOut[r] = static_cast<char*>(recv[r]) + r * share * es;
-        shareIn[r] = shareOut[r];
-        restIn[r] = static_cast<const char*>(send[r]) + n * share * es;
-        restOut[r] = static_cast<char*>(recv[r]) + n * share * es;
-      }
-      std::string override = impl_->algorithmOverride;
-      impl_->algorithmOverride.clear();
-      if (share) st = run(CollOp::kReduceScatter, send, shareOut, share, type, redop, 0, streams);
-      if (st.isOk() && share) st = run(CollOp::kAllGather, shareIn, recv, share, type, redop, 0, streams);
-      if (st.isOk() && rest) {
-        CollRequest tail = q;
-        tail.count = rest;
-        tail.send = restIn;
-        tail.recv = restOut;
-        st = runOneShot(*impl_, tail);
-      }
-      impl_->algorithmOverride = override;
-      break;
-    }
-    case CollAlgo::kRing: st = GPUPEER_ERROR(ErrorCode::kUnsupported, "the ring algorithm is not implemented"); break;
-  }
+  int previous = 0;
+  cudaGetDevice(&previous);
+  Status st = runChecked(*impl_, q, chosen);
   cudaSetDevice(previous);
   return st;
 }
