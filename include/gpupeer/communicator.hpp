@@ -11,7 +11,8 @@
 /// Every operation is stream-ordered (after the work already on each rank's stream, before
 /// the work enqueued later), needs no host synchronisation between operations, and can be
 /// captured in one CUDA graph that spans all ranks' streams (begin the capture on one rank's
-/// stream and fork the others from it with events).
+/// stream and fork the others from it with events). One communicator takes calls from one
+/// thread at a time.
 
 #include <cuda_runtime_api.h>
 

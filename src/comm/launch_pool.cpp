@@ -37,7 +37,7 @@ void LaunchPool::loop(Worker& w) {
   cudaSetDevice(w.device);
   std::uint64_t seen = 0;
   for (;;) {
-    // Spin about 100 us (back-to-back operations arrive within microseconds), then sleep.
+    // Spin a few milliseconds (back-to-back operations arrive microseconds apart), then sleep.
     for (int i = 0; i < 200000 && w.posted.load(std::memory_order_acquire) == seen; ++i) {
 #if defined(__x86_64__)
       __builtin_ia32_pause();

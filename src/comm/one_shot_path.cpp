@@ -1,7 +1,7 @@
 // Host side of the one-shot algorithm: pieces no larger than a scratch slot, one kernel per
 // rank and piece.
 #include <algorithm>
-#include <vector>
+#include <array>
 
 #include "comm/communicator_impl.hpp"
 #include "cuda/cuda_status.hpp"
@@ -34,7 +34,7 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
   const std::size_t outStride = collectiveOutputElements(q.op, q.count, n) > q.count ? q.count : 0;
   for (std::size_t done = 0; done < q.count; done += slotElements) {
     const std::size_t len = std::min(slotElements, q.count - done);
-    std::vector<OneShotArgs> args(n);
+    std::array<OneShotArgs, kMaxCommRanks> args;  // no allocation per operation
     bool lines = true;
     for (int r = 0; r < n; ++r) {
       OneShotArgs& a = args[r];
