@@ -9,6 +9,7 @@
 
 #include "comm/communicator_impl.hpp"
 #include "cuda/cuda_status.hpp"
+#include "cuda/driver_entry.hpp"
 #include "cuda/one_shot_kernels.cuh"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/log.hpp"
@@ -17,22 +18,12 @@
 namespace gpupeer {
 namespace {
 
-// cuPointerGetAttributes through the runtime's driver entry points: in one call, where a
-// pointer lives and the allocation it lies in (operations check every buffer, and the host
-// time of an operation is part of its latency). Null when the driver does not offer it.
+// cuPointerGetAttributes: in one call, where a pointer lives and the allocation it lies in
+// (operations check every buffer, and the host time of an operation is part of its latency).
+// Null when the driver does not offer it.
 using PointerAttributesFn = int (*)(unsigned, const int*, void**, unsigned long long);
 PointerAttributesFn pointerAttributes() {
-  static PointerAttributesFn fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      (void)cudaGetLastError();
-      return static_cast<PointerAttributesFn>(nullptr);
-    }
-    return reinterpret_cast<PointerAttributesFn>(f);
-  }();
+  static PointerAttributesFn fn = driverEntryPoint<PointerAttributesFn>("cuPointerGetAttributes");
   return fn;
 }
 

@@ -1,35 +1,23 @@
 #include "comm/rank_signals.hpp"
 
 #include "cuda/cuda_status.hpp"
+#include "cuda/driver_entry.hpp"
 
 namespace gpupeer {
 namespace {
 
-// The driver's stream memory operations, through the runtime's entry points (no link to
-// libcuda). Values from cuda.h.
+// The driver's stream memory operations (values from cuda.h).
 using WriteValueFn = int (*)(cudaStream_t, unsigned long long, unsigned, unsigned);
 using WaitValueFn = int (*)(cudaStream_t, unsigned long long, unsigned, unsigned);
 constexpr unsigned kWaitEqual = 0x1;       // CU_STREAM_WAIT_VALUE_EQ
 constexpr unsigned kWriteWithFence = 0x0;  // CU_STREAM_WRITE_VALUE_DEFAULT: fenced after earlier work
 
-template <class Fn>
-Fn driverEntry(const char* name) {
-  void* f = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(f);
-}
-
 WriteValueFn writeValue() {
-  static WriteValueFn fn = driverEntry<WriteValueFn>("cuStreamWriteValue32");
+  static WriteValueFn fn = driverEntryPoint<WriteValueFn>("cuStreamWriteValue32");
   return fn;
 }
 WaitValueFn waitValue() {
-  static WaitValueFn fn = driverEntry<WaitValueFn>("cuStreamWaitValue32");
+  static WaitValueFn fn = driverEntryPoint<WaitValueFn>("cuStreamWaitValue32");
   return fn;
 }
 
@@ -44,9 +32,9 @@ Status driverFailure(int result, const char* call, int device) {
 Status RankSignals::create(const std::vector<int>& devices, int flagsPerSender, bool useFlags) {
   devices_ = devices;
   flags_ = flagsPerSender;
-  p2p_ = useFlags && writeValue() && waitValue();
+  useFlags_ = useFlags && writeValue() && waitValue();
   const int n = static_cast<int>(devices.size());
-  if (p2p_) {
+  if (useFlags_) {
     words_.resize(n);
     for (int r = 0; r < n; ++r) {
       const std::size_t bytes = sizeof(std::uint32_t) * n * flags_;
@@ -65,7 +53,7 @@ Status RankSignals::create(const std::vector<int>& devices, int flagsPerSender, 
 
 Status RankSignals::post(int from, cudaStream_t stream, int to, int flag) {
   const int d = devices_[from];
-  if (!p2p_) {
+  if (!useFlags_) {
     // One event per flag covers every receiver: recording it again at the same point of the
     // stream for the next receiver changes nothing.
     GPUPEER_CUDA_CHECK(d, cudaEventRecord(events_[from][flag].get(), stream));
@@ -78,7 +66,7 @@ Status RankSignals::post(int from, cudaStream_t stream, int to, int flag) {
 
 Status RankSignals::wait(int at, cudaStream_t stream, int from, int flag) {
   const int d = devices_[at];
-  if (!p2p_) {
+  if (!useFlags_) {
     GPUPEER_CUDA_CHECK(d, cudaStreamWaitEvent(stream, events_[from][flag].get(), 0));
     return Status::ok();
   }

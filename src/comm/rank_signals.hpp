@@ -30,9 +30,9 @@ class RankSignals {
  private:
   std::vector<int> devices_;
   int flags_ = 0;
-  bool p2p_ = false;
-  std::vector<DeviceBuffer> words_;         // p2p: per rank, [sender][flag] words
-  std::vector<std::vector<Event>> events_;  // no p2p: per rank, [flag] events it records
+  bool useFlags_ = false;
+  std::vector<DeviceBuffer> words_;         // flags: per rank, [sender][flag] words
+  std::vector<std::vector<Event>> events_;  // events: per rank, [flag] events it records
   std::uint32_t* word(int owner, int sender, int flag) const {
     return static_cast<std::uint32_t*>(words_[owner].get()) + sender * flags_ + flag;
   }
