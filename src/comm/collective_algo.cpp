@@ -31,16 +31,16 @@ Result<CollAlgo> parseCollAlgo(const std::string& text) {
 
 const std::vector<AlgoRule>& algorithmTable() {
   // Crossovers measured on 2x H200 NV18 by forcing each algorithm over 1 MiB..512 MiB
-  // (scripts/tune_coll.sh, bench/results/2026-11-22-h200x2-coll-tuning/r4): below them the one kernel's
-  // latency wins, above them the copy engines' bandwidth. The one-shot kernel's SM stores carry
-  // ~220 GB/s per direction when both directions are busy, the copy engines ~377, but each
+  // (scripts/tune_oneshot.sh, bench/results/2026-11-22-h200x2-s3-tuning/r1): below them the one
+  // kernel's latency wins, above them the copy engines' bandwidth. The one-shot kernel's SM
+  // stores carry ~260-300 GB/s per direction in 16 MiB pieces, the copy engines ~380, but each
   // crossing between GPUs of the copy-engine algorithm costs ~20 us. More than 2 GPUs has not
   // been measured (no such machine was lent): the same points are used.
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 2, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduce, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllGather, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 2, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllGather, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kAllToAll, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kSendRecv, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},

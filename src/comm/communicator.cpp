@@ -98,17 +98,31 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   auto impl = std::make_unique<Impl>();
   impl->devices = devices;
   impl->options = options;
-  // Tuning knob for measurements (bench/README.md): the copy-engine scratch per sender.
-  if (const char* v = std::getenv("GPUPEER_CE_SLOT")) {
-    Result<std::size_t> bytes = parseByteSize(v);
-    if (!bytes.isOk()) return bytes.status();
-    impl->options.ceSlotBytes = bytes.value();
+  // Tuning knobs for measurements (bench/README.md): the scratch slots' sizes, the one-shot
+  // kernel's grid and step.
+  for (auto [name, bytes] :
+       {std::pair{"GPUPEER_CE_SLOT", &impl->options.ceSlotBytes},
+        std::pair{"GPUPEER_ONESHOT_SLOT", &impl->options.oneShotSlotBytes},
+        std::pair{"GPUPEER_ONESHOT_STEP", &impl->oneShotStepBytes}, std::pair{"GPUPEER_LL_SLOT", &impl->lineSlotBytes}})
+    if (const char* v = std::getenv(name)) {
+      Result<std::size_t> parsed = parseByteSize(v);
+      if (!parsed.isOk()) return parsed.status();
+      *bytes = parsed.value();
+    }
+  if (const std::string v = envValue("GPUPEER_ONESHOT_BLOCKS"); !v.empty()) {
+    Result<std::size_t> blocks = parseByteSize(v);
+    if (!blocks.isOk() || blocks.value() < 1 || blocks.value() > kMaxOneShotBlocks)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                           fmt::format("GPUPEER_ONESHOT_BLOCKS={}: give 1 to {} blocks", v, kMaxOneShotBlocks));
+    impl->oneShotBlocks = static_cast<int>(blocks.value());
   }
   const CommunicatorOptions& o = impl->options;
   if (o.oneShotSlotBytes < 4096 || o.oneShotSlotBytes % 256 || o.ceSlotBytes < (1u << 20) || o.ceSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          "communicator options: one-shot slots of at least 4 KiB, a multiple of 256 bytes; copy-engine "
                          "slots of at least 1 MiB, a multiple of 4 KiB");
+  if (impl->lineSlotBytes < 4096 || impl->lineSlotBytes % 4096)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL_SLOT: at least 4 KiB, a multiple of 4 KiB");
   if (options.algorithm == "from-environment") {
     impl->algorithmOverride = envValue("GPUPEER_ALGO");
   } else {
@@ -143,10 +157,10 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     Impl::Rank& rank = impl->ranks[r];
     const int d = devices[r];
     if (impl->p2p) {
-      GPUPEER_RETURN_IF_ERROR(rank.scratch.allocate(d, 2 * n * options.oneShotSlotBytes));
+      GPUPEER_RETURN_IF_ERROR(rank.scratch.allocate(d, 2 * n * o.oneShotSlotBytes));
       GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, flagBytes));
       GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, 3 * sizeof(std::uint32_t)));
-      GPUPEER_RETURN_IF_ERROR(rank.lineScratch.allocate(d, oneShotLineScratchBytes(n, kLineSlotBytes)));
+      GPUPEER_RETURN_IF_ERROR(rank.lineScratch.allocate(d, oneShotLineScratchBytes(n, impl->lineSlotBytes)));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.lineScratch.get(), 0, rank.lineScratch.size()));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, flagBytes));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.counters.get(), 0, rank.counters.size()));

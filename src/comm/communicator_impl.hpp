@@ -30,8 +30,11 @@ struct CollRequest {
 /// Whether rank `rank`'s buffers are the in-place arrangement for `op`.
 bool isInPlace(const CollRequest& q, int rank);
 
-/// Data per sender and parity in the low-latency one-shot variant: 64 KiB (in 128 KiB of lines).
-inline constexpr std::size_t kLineSlotBytes = 128u << 10;
+/// Lines per sender and parity of the low-latency one-shot variant by default: 2 MiB, so
+/// pieces up to 1 MiB take it. Measured on 2x H200 (bench/README.md, GPUPEER_LL_SLOT): in a
+/// graph, all-reduce 128 KiB 4.6 us in lines against 8.4 us by the regular variant, 1 MiB 9.4
+/// against 12.1; 2 MiB was faster by the regular variant (15.9 against 16.7 us).
+inline constexpr std::size_t kLineSlotBytes = 2u << 20;
 
 /// The copy-engine algorithm cuts a slot into at most this many chunk positions.
 inline constexpr int kMaxCePositions = 64;
@@ -42,9 +45,14 @@ struct Communicator::Impl {
   std::string algorithmOverride;
   bool p2p = true;
   std::string transport;
+  // Measurement knobs of the one-shot kernel (GPUPEER_ONESHOT_BLOCKS, GPUPEER_ONESHOT_STEP;
+  // 0: the kernel's defaults) and the size of its low-latency slots.
+  int oneShotBlocks = 0;
+  std::size_t oneShotStepBytes = 0;
+  std::size_t lineSlotBytes = kLineSlotBytes;  // GPUPEER_LL_SLOT
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters
-    // (operations, finished blocks of the current one, error).
+    // (operations, blocks that read the current epoch, error).
     DeviceBuffer scratch, flags, counters;
     // The one-shot kernel's low-latency variant: lines that carry their own flags.
     DeviceBuffer lineScratch;

@@ -54,11 +54,13 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
       }
       a.slotBytes = c.options.oneShotSlotBytes;
       for (int k = 0; k < n; ++k) a.llScratch[k] = c.ranks[k].lineScratch.get();
-      a.llSlotBytes = kLineSlotBytes;
+      a.llSlotBytes = c.lineSlotBytes;
       a.opCounter = c.counters(r);
-      a.doneBlocks = c.counters(r) + 1;
+      a.readers = c.counters(r) + 1;
       a.error = c.counters(r) + 2;
       a.earlyLaunch = c.ranks[r].hopperOrLater;
+      a.maxBlocks = c.oneShotBlocks;
+      a.stepBytes = c.oneShotStepBytes;
       lines = lines && oneShotAllowsLines(a, q.type);
     }
     for (OneShotArgs& a : args) a.lines = lines;

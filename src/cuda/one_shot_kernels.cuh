@@ -2,7 +2,9 @@
 // One-shot collectives: one kernel per rank. Every rank pushes the part of its input each peer
 // needs into that peer's scratch (remote stores over P2P), raises a flag in every peer's
 // memory, waits for every peer's flag in its own memory, then builds its output from its own
-// input and the scratch, reading local memory only. One P2P crossing per operation.
+// input and the scratch, reading local memory only. One P2P crossing per operation. Half of
+// each block's warps push and the other half finish, step by step, so the local finishing of
+// one step overlaps the pushing of the next.
 
 #include <cuda_runtime_api.h>
 
@@ -13,7 +15,7 @@
 
 namespace gpupeer {
 
-inline constexpr int kMaxOneShotBlocks = 256;
+inline constexpr int kMaxOneShotBlocks = 512;
 
 /// What one rank's kernel needs. Pointers are valid on the rank's device (peer access on).
 struct OneShotArgs {
@@ -38,12 +40,16 @@ struct OneShotArgs {
   void* llScratch[kMaxCommRanks] = {};
   std::size_t llSlotBytes = 0;
   bool lines = false;  ///< take the low-latency variant (decided for all ranks at once)
+  /// The regular variant's grid (at most this many blocks; 0: one per 4 KiB up to 132) and
+  /// the data each block pushes per step (0: the default). Same on every rank.
+  int maxBlocks = 0;
+  std::size_t stepBytes = 0;
   /// Launch with programmatic dependent launch (Hopper and later): the kernel becomes resident
   /// while the previous one on the stream finishes, and waits for it on the GPU.
   bool earlyLaunch = false;
-  std::uint32_t* opCounter = nullptr;   ///< this rank's count of one-shot operations (device)
-  std::uint32_t* doneBlocks = nullptr;  ///< this rank's count of finished blocks of the current one
-  std::uint32_t* error = nullptr;       ///< this rank's error word: 1 + the rank that did not arrive
+  std::uint32_t* opCounter = nullptr;  ///< this rank's count of one-shot operations (device)
+  std::uint32_t* readers = nullptr;    ///< this rank's count of blocks that read the current epoch
+  std::uint32_t* error = nullptr;      ///< this rank's error word: 1 + the rank that did not arrive
 };
 
 /// Launches rank `a.rank`'s kernel on the current device. Every rank launches the same

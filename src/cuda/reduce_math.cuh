@@ -52,19 +52,54 @@ struct Unit {
   static __device__ __forceinline__ T& lane(U& u, int l) { return reinterpret_cast<T*>(&u)[l]; }
 };
 
-// sources[0..n-1] reduced lane by lane in rank order 0..n-1 (so every GPU that reduces the
-// same values gets the same bits); avg divides by n at the end.
+// A running reduction of units, lane by lane in the wider type. Sources are added in rank
+// order 0..n-1, so every GPU that reduces the same values gets the same bits; avg divides by n
+// at the end. The lanes are a fixed-size array indexed only by unrolled constants, so it lives
+// in registers: collecting the sources in an array indexed by rank put them on the stack, and
+// every reduced unit waited for its own input's load before it polled a peer's.
 template <class T, class U>
-__device__ __forceinline__ U reduceUnits(RedOp op, U* sources, int n) {
+struct UnitAcc {
   using A = typename Acc<T>::type;
-  U result;
-  for (int l = 0; l < Unit<T, U>::kLanes; ++l) {
-    A acc = Acc<T>::load(Unit<T, U>::lane(sources[0], l));
-    for (int r = 1; r < n; ++r) acc = combine<A>(op, acc, Acc<T>::load(Unit<T, U>::lane(sources[r], l)));
-    if (op == RedOp::kAvg) acc = static_cast<A>(acc / static_cast<A>(n));
-    Unit<T, U>::lane(result, l) = Acc<T>::store(acc);
+  static constexpr int kLanes = Unit<T, U>::kLanes;
+  A lane[kLanes];
+
+  __device__ __forceinline__ void set(U u) {
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) lane[l] = Acc<T>::load(Unit<T, U>::lane(u, l));
   }
-  return result;
+  __device__ __forceinline__ void add(RedOp op, U u) {
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) lane[l] = combine<A>(op, lane[l], Acc<T>::load(Unit<T, U>::lane(u, l)));
+  }
+  /// Rank r's unit: the first one sets, the others combine.
+  __device__ __forceinline__ void take(RedOp op, int r, U u) {
+    if (r == 0)
+      set(u);
+    else
+      add(op, u);
+  }
+  __device__ __forceinline__ U result(RedOp op, int n) const {
+    U out;
+#pragma unroll
+    for (int l = 0; l < kLanes; ++l) {
+      A v = lane[l];
+      if (op == RedOp::kAvg) v = static_cast<A>(v / static_cast<A>(n));
+      Unit<T, U>::lane(out, l) = Acc<T>::store(v);
+    }
+    return out;
+  }
+};
+
+// Units of every rank, gathered first (so that all loads and polls are in flight together),
+// then reduced. Both loops unroll over kMaxCommRanks, so `sources` stays in registers.
+template <class T, class U>
+__device__ __forceinline__ U reduceUnits(RedOp op, const U (&sources)[kMaxCommRanks], int n) {
+  UnitAcc<T, U> acc;
+  acc.set(sources[0]);
+#pragma unroll
+  for (int r = 1; r < kMaxCommRanks; ++r)
+    if (r < n) acc.add(op, sources[r]);
+  return acc.result(op, n);
 }
 
 template <class T>

@@ -1,0 +1,88 @@
+#pragma once
+// Device-side pieces shared by the two one-shot kernels (one_shot_kernels.cu: flags and
+// scratch slots; one_shot_lines.cu: lines that carry their own flags). Internal to the library.
+
+#include <cstdint>
+
+#include "cuda/one_shot_kernels.cuh"
+
+namespace gpupeer {
+namespace oneshot {
+
+inline constexpr int kThreads = 512;
+// A peer that has not arrived after this long is reported instead of waited for forever.
+inline constexpr unsigned long long kBarrierTimeoutNs = 10'000'000'000ULL;
+
+__device__ __forceinline__ unsigned long long now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Start of every one-shot kernel: wait for the previous kernel on the stream (launched with
+// programmatic dependent launch, this kernel may be resident before that one ends: its launch
+// latency hides behind the previous kernel), let the next one launch early in turn, and read
+// this operation's epoch. Every thread reads the counter itself (no block-wide sync here:
+// one cost ~0.2 us per small all-reduce); the counter changes only after every block has
+// read it (endOperation).
+__device__ __forceinline__ std::uint32_t beginOperation(const OneShotArgs& a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+  return *static_cast<volatile std::uint32_t*>(a.opCounter) + 1;
+}
+
+// Every block but block 0 counts itself among the readers of the epoch (its threads' reads
+// are done: the barrier orders them before the count); block 0 publishes the next epoch once
+// all have. No block fences or waits for an atomic's answer: when every block fenced and
+// incremented a finishing count, all-reduces from two blocks on (8 KiB in lines) took ~0.7 us
+// longer.
+__device__ __forceinline__ void endOperation(const OneShotArgs& a, std::uint32_t epoch) {
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  if (blockIdx.x != 0) {
+    atomicAdd(a.readers, 1u);  // result unused: compiles to a reduction, no round trip
+    return;
+  }
+  if (gridDim.x > 1) {
+    while (*static_cast<volatile std::uint32_t*>(a.readers) != gridDim.x - 1) {
+    }
+    *a.readers = 0;
+  }
+  *a.opCounter = epoch;
+}
+
+// Whether `sender` sends data to `receiver` in this operation.
+__device__ __forceinline__ bool dataFlows(const OneShotArgs& a, int sender, int receiver) {
+  switch (a.op) {
+    case CollOp::kBroadcast: return sender == a.root;
+    case CollOp::kReduce: return receiver == a.root;
+    case CollOp::kSendRecv: return receiver == (sender + 1) % a.ranks;
+    default: return true;
+  }
+}
+
+// The input chunk that goes to `dst`: its own chunk for reduce-scatter and alltoall.
+__device__ __forceinline__ int chunkFor(const OneShotArgs& a, int dst) {
+  return a.op == CollOp::kReduceScatter || a.op == CollOp::kAllToAll ? dst : 0;
+}
+
+template <class T, class U>
+__device__ __forceinline__ const U* inChunk(const OneShotArgs& a, int q) {
+  return reinterpret_cast<const U*>(static_cast<const T*>(a.in) + q * a.inStride);
+}
+template <class T, class U>
+__device__ __forceinline__ U* outChunk(const OneShotArgs& a, int q) {
+  return reinterpret_cast<U*>(static_cast<T*>(a.out) + q * a.outStride);
+}
+
+}  // namespace oneshot
+
+/// The low-latency kernel's launch (one_shot_lines.cu); launchOneShot calls it when a.lines.
+cudaError_t launchOneShotLines(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
+/// Launches `kernel(a)` with a.earlyLaunch's programmatic dependent launch.
+cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream);
+
+}  // namespace gpupeer

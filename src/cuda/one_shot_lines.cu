@@ -1,0 +1,167 @@
+// The one-shot kernel's low-latency variant, for pieces up to 1 MiB by default: data travels in 16-byte
+// lines that carry the operation's epoch beside every 4 bytes (NCCL's LL idea), so a receiver
+// polls its own memory for the data itself and no fence or separate flag crosses the link.
+#include <algorithm>
+
+#include "cuda/one_shot_device.cuh"
+#include "cuda/reduce_math.cuh"
+
+namespace gpupeer {
+namespace {
+
+using namespace oneshot;
+
+// 8 bytes of data per 16-byte line {d0, epoch, d1, epoch}. Each 8-byte half is written and
+// read whole, so a half that shows the epoch holds its data.
+__device__ __forceinline__ void storeLine(uint4* p, uint2 d, std::uint32_t epoch) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d.x), "r"(epoch), "r"(d.y), "r"(epoch)
+               : "memory");
+}
+
+// Polls a line until both halves carry `epoch`; gives up (recording `sender`) after the
+// barrier timeout so a missing peer is reported, not waited for forever.
+__device__ __forceinline__ uint2 awaitLine(const OneShotArgs& a, const uint4* p, std::uint32_t epoch, int sender) {
+  unsigned long long start = 0;
+  for (int spins = 0;; ++spins) {
+    std::uint32_t x, fx, y, fy;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(x), "=r"(fx), "=r"(y), "=r"(fy)
+                 : "l"(p)
+                 : "memory");
+    if (fx == epoch && fy == epoch) return make_uint2(x, y);
+    if (spins == 64) start = now();
+    if (spins > 64 && (spins & 1023) == 0 && now() - start > kBarrierTimeoutNs) {
+      atomicCAS(a.error, 0u, static_cast<std::uint32_t>(sender + 1));
+      return make_uint2(0, 0);
+    }
+  }
+}
+
+__device__ __forceinline__ uint4* lines(const OneShotArgs& a, int owner, std::uint32_t parity, int sender) {
+  char* base = static_cast<char*>(a.llScratch[owner]) + (parity * a.ranks + sender) * a.llSlotBytes;
+  return reinterpret_cast<uint4*>(base);
+}
+__device__ __forceinline__ uint4* token(const OneShotArgs& a, int owner, std::uint32_t parity, int sender) {
+  char* base = static_cast<char*>(a.llScratch[owner]) + 2 * a.ranks * a.llSlotBytes;
+  return reinterpret_cast<uint4*>(base) + parity * a.ranks + sender;
+}
+
+// Unit u of a chunk, 8 bytes, or only `partial` elements (the last unit of a chunk whose size
+// is not a multiple of 8 bytes: the rest of the unit is not the caller's memory).
+template <class T>
+__device__ __forceinline__ uint2 loadUnit(const uint2* base, std::size_t u, int partial) {
+  if (!partial) return base[u];
+  uint2 v = make_uint2(0, 0);
+  const T* src = reinterpret_cast<const T*>(base + u);
+  for (int i = 0; i < partial; ++i) Unit<T, uint2>::lane(v, i) = src[i];
+  return v;
+}
+template <class T>
+__device__ __forceinline__ void storeUnit(uint2* base, std::size_t u, uint2 v, int partial) {
+  if (!partial) {
+    base[u] = v;
+    return;
+  }
+  T* dst = reinterpret_cast<T*>(base + u);
+  for (int i = 0; i < partial; ++i) dst[i] = Unit<T, uint2>::lane(v, i);
+}
+
+// kPartial: the chunk ends in a partial unit. A separate instantiation, so that the common
+// case (whole units) carries no per-unit test: with it, 8-byte all-reduces in a graph took
+// 3.15-3.33 us instead of 2.88-2.94 (bench/results/2026-11-22-h200x2-coll3, -coll2).
+template <class T, bool kPartial>
+__global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
+  using U = uint2;  // 8 data bytes per line
+  const std::uint32_t epoch = beginOperation(a);
+  const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShot; tokens keep it
+  const int me = a.rank, n = a.ranks;
+  // Whole 8-byte units, and a last partial one when the chunk is not a multiple of 8 bytes.
+  const std::size_t bytes = a.len * sizeof(T);
+  const std::size_t units = (bytes + sizeof(U) - 1) / sizeof(U);
+  const int tailElements = static_cast<int>((bytes % sizeof(U)) / sizeof(T));
+  auto partial = [&](std::size_t u) { return kPartial && u + 1 == units ? tailElements : 0; };
+  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
+  const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
+  // Send: data lines to every receiver of this rank's data, a token line to the others (so
+  // every rank hears from every peer in every operation: the parity reuse argument).
+  for (int d = 0; d < n; ++d) {
+    if (d == me) continue;
+    if (dataFlows(a, me, d)) {
+      const U* src = inChunk<T, U>(a, chunkFor(a, d));
+      uint4* dst = lines(a, d, parity, me);
+      for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x)
+        storeLine(dst + u, loadUnit<T>(src, u, partial(u)), epoch);
+    } else if (blockIdx.x == 0 && threadIdx.x == 0) {
+      storeLine(token(a, d, parity, me), make_uint2(0, 0), epoch);
+    }
+  }
+  if (blockIdx.x == 0 && threadIdx.x < n && threadIdx.x != me && !dataFlows(a, threadIdx.x, me))
+    awaitLine(a, token(a, me, parity, threadIdx.x), epoch, threadIdx.x);
+  // Receive and finish, polling this GPU's own memory.
+  auto peer = [&](int r, std::size_t u) { return awaitLine(a, lines(a, me, parity, r) + u, epoch, r); };
+  switch (a.op) {
+    case CollOp::kAllReduce:
+    case CollOp::kReduceScatter:
+    case CollOp::kReduce: {
+      if (a.op == CollOp::kReduce && me != a.root) break;
+      const U* own = inChunk<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0);
+      U* out = outChunk<T, U>(a, 0);
+      for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x) {
+        U v[kMaxCommRanks];  // registers: every index below is an unrolled constant
+#pragma unroll
+        for (int r = 0; r < kMaxCommRanks; ++r)
+          if (r < n && r == me) v[r] = loadUnit<T>(own, u, partial(u));
+#pragma unroll
+        for (int r = 0; r < kMaxCommRanks; ++r)
+          if (r < n && r != me) v[r] = peer(r, u);
+        storeUnit<T>(out, u, reduceUnits<T, U>(a.redop, v, n), partial(u));
+      }
+      break;
+    }
+    case CollOp::kAllGather:
+    case CollOp::kAllToAll: {
+      const U* own = inChunk<T, U>(a, a.op == CollOp::kAllToAll ? me : 0);
+      for (int r = 0; r < n; ++r) {
+        U* out = outChunk<T, U>(a, r);
+        if (r == me && own == out) continue;
+        for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x)
+          storeUnit<T>(out, u, r == me ? loadUnit<T>(own, u, partial(u)) : peer(r, u), partial(u));
+      }
+      break;
+    }
+    case CollOp::kBroadcast:
+    case CollOp::kSendRecv: {
+      const int from = a.op == CollOp::kBroadcast ? a.root : (me + n - 1) % n;
+      const U* own = inChunk<T, U>(a, 0);
+      U* out = outChunk<T, U>(a, 0);
+      if (from == me && own == out) break;
+      for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x)
+        storeUnit<T>(out, u, from == me ? loadUnit<T>(own, u, partial(u)) : peer(from, u), partial(u));
+      break;
+    }
+  }
+  endOperation(a, epoch);
+}
+
+struct LaunchLines {
+  const OneShotArgs& a;
+  cudaStream_t stream;
+  template <class T>
+  cudaError_t operator()() const {
+    const std::size_t units = (a.len * sizeof(T) + 7) / 8;
+    // One line per thread: a thread with two waited for the first's reduction (its own
+    // input's load, then the peer's line) before the second's.
+    // (At most two blocks per SM of a 132-SM GPU: every block waits for its peers' same block.)
+    const int blocks = static_cast<int>(std::clamp<std::size_t>((units + kThreads - 1) / kThreads, 1, 264));
+    return launchOneShotKernel((a.len * sizeof(T)) % 8 ? oneShotLines<T, true> : oneShotLines<T, false>, a, blocks,
+                               stream);
+  }
+};
+
+}  // namespace
+
+cudaError_t launchOneShotLines(const OneShotArgs& a, DataType type, cudaStream_t stream) {
+  return dispatchType(type, LaunchLines{a, stream});
+}
+
+}  // namespace gpupeer
