@@ -1,6 +1,5 @@
-# Sourced by the GPU scripts (gpu_suite.sh, coll_suite.sh, coll_extra.sh, tune_coll.sh,
-# tune_oneshot.sh): run a command with its exact command line, output and exit code in a log
-# under $out.
+# Sourced by the GPU scripts (gpu_suite.sh, coll_suite.sh, coll_extra.sh, tune_*.sh): run a
+# command with its exact command line, output and exit code in a log under $out.
 # STEP_TIMEOUT bounds each command (seconds; default 300) so a hang cannot eat the device time.
 
 # step NAME COMMAND...: one log per step, and a line (exit code, time) in $out/summary.txt.

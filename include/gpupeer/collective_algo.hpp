@@ -18,9 +18,15 @@ enum class CollAlgo {
   kTwoShot,     ///< all-reduce as reduce-scatter then all-gather (each by its own choice)
   kRing,        ///< named so GPUPEER_ALGO=ring gets a clear answer; not implemented
   kCopyEngine,  ///< copy engines move the data, a local kernel reduces, pipelined in chunks
+  /// One SM kernel per rank that reads every peer's input straight from the peer's buffer
+  /// and reduces as it reads (all-reduce, reduce-scatter, reduce): no scratch, no copy, a
+  /// barrier before (inputs ready) and after (nobody still reads). Needs buffers from
+  /// cudaMalloc (peer access maps them) and, for all-reduce, separate send and receive
+  /// buffers (a rank's output would overwrite the input its peers are reading).
+  kPull,
 };
-const char* collAlgoName(CollAlgo a);  ///< "oneshot", "twoshot", "ring", "ce"
-/// "oneshot", "one-shot", "twoshot", "ring", "ce", "copy-engine".
+const char* collAlgoName(CollAlgo a);  ///< "oneshot", "twoshot", "ring", "ce", "pull"
+/// "oneshot", "one-shot", "twoshot", "ring", "ce", "copy-engine", "pull".
 Result<CollAlgo> parseCollAlgo(const std::string& text);
 
 /// One row: for `op` on `minRanks`..`maxRanks` GPUs, messages of at most `upToBytes` per
@@ -39,9 +45,14 @@ const std::vector<AlgoRule>& algorithmTable();
 /// The algorithm for `op` moving `bytes` (nccl-tests' size column) on `ranks` GPUs. Without
 /// P2P only the copy engine works (CUDA stages the copies through host memory). `override`
 /// is GPUPEER_ALGO's value ("" = none): honoured where it can work, else kInvalidArgument or
-/// kUnsupported saying why (ring is not implemented; two-shot is all-reduce only; one-shot
-/// and two-shot need P2P).
+/// kUnsupported saying why (ring is not implemented; two-shot is all-reduce only; pull is for
+/// all-reduce, reduce-scatter and reduce; one-shot, two-shot and pull need P2P).
+/// `pullAllowed` false (a request pull cannot serve: see kPull) skips the pull rows and a pull
+/// override: the next row that matches decides.
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
-                                 const std::vector<AlgoRule>& table = algorithmTable());
+                                 const std::vector<AlgoRule>& table = algorithmTable(), bool pullAllowed = true);
+
+/// Whether kPull can do `op` at all (all-reduce, reduce-scatter, reduce).
+bool pullSupports(CollOp op);
 
 }  // namespace gpupeer

@@ -13,6 +13,7 @@ const char* collAlgoName(CollAlgo a) {
     case CollAlgo::kTwoShot: return "twoshot";
     case CollAlgo::kRing: return "ring";
     case CollAlgo::kCopyEngine: return "ce";
+    case CollAlgo::kPull: return "pull";
   }
   return "?";
 }
@@ -25,8 +26,13 @@ Result<CollAlgo> parseCollAlgo(const std::string& text) {
   if (key == "twoshot") return CollAlgo::kTwoShot;
   if (key == "ring") return CollAlgo::kRing;
   if (key == "ce" || key == "copyengine") return CollAlgo::kCopyEngine;
+  if (key == "pull") return CollAlgo::kPull;
   return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                       fmt::format("unknown algorithm '{}': use oneshot, twoshot, ring or ce", text));
+                       fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, ring or ce", text));
+}
+
+bool pullSupports(CollOp op) {
+  return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
 }
 
 const std::vector<AlgoRule>& algorithmTable() {
@@ -49,7 +55,7 @@ const std::vector<AlgoRule>& algorithmTable() {
 }
 
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
-                                 const std::vector<AlgoRule>& table) {
+                                 const std::vector<AlgoRule>& table, bool pullAllowed) {
   if (!override.empty()) {
     Result<CollAlgo> parsed = parseCollAlgo(override);
     if (!parsed.isOk()) return parsed.status();
@@ -57,21 +63,25 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
     if (forced == CollAlgo::kRing)
       return GPUPEER_ERROR(ErrorCode::kUnsupported,
                            "GPUPEER_ALGO=ring: the ring is not implemented (every GPU set so far had P2P between all "
-                           "pairs); use oneshot, twoshot or ce");
+                           "pairs); use oneshot, twoshot, pull or ce");
     if (forced == CollAlgo::kTwoShot && op != CollOp::kAllReduce)
       return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                            fmt::format("GPUPEER_ALGO=twoshot applies to all_reduce only, not {}", collOpName(op)));
+    if (forced == CollAlgo::kPull && !pullSupports(op))
+      return GPUPEER_ERROR(
+          ErrorCode::kInvalidArgument,
+          fmt::format("GPUPEER_ALGO=pull applies to all_reduce, reduce_scatter and reduce, not {}", collOpName(op)));
     if (!p2p && forced != CollAlgo::kCopyEngine)
       return GPUPEER_ERROR(ErrorCode::kUnsupported,
                            fmt::format("GPUPEER_ALGO={}: needs P2P between all GPUs, which is not available; only ce "
                                        "(copies staged through host memory) works",
                                        collAlgoName(forced)));
-    return forced;
+    if (forced != CollAlgo::kPull || pullAllowed) return forced;
   }
   if (!p2p) return CollAlgo::kCopyEngine;
   for (const AlgoRule& rule : table)
     if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
-        (rule.upToBytes == 0 || bytes <= rule.upToBytes))
+        (rule.upToBytes == 0 || bytes <= rule.upToBytes) && (pullAllowed || rule.algo != CollAlgo::kPull))
       return rule.algo;
   return CollAlgo::kCopyEngine;
 }

@@ -27,18 +27,24 @@ PointerAttributesFn pointerAttributes() {
   return fn;
 }
 
-// Memory of `device` with at least `bytes` from p on.
-Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which) {
+// Memory of `device` with at least `bytes` from p on. *fromCudaMalloc (when given) says
+// whether the allocation is an ordinary cudaMalloc one, which peer access maps into every
+// peer (pool and virtual-memory allocations need their own access grants).
+Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which,
+                   bool* fromCudaMalloc = nullptr) {
   if (!p) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("rank {}: {} buffer is null", rank, which));
-  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE, _DEVICE_ORDINAL, _RANGE_START_ADDR, _RANGE_SIZE (cuda.h)
-  const int kAttributes[] = {2, 9, 11, 12};
+  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE, _DEVICE_ORDINAL, _RANGE_START_ADDR, _RANGE_SIZE,
+  // _IS_LEGACY_CUDA_IPC_CAPABLE (cuda.h)
+  const int kAttributes[] = {2, 9, 11, 12, 10};
   unsigned memoryType = 0;
   int ordinal = -1;
   unsigned long long start = 0;
   std::size_t size = 0;
-  void* values[] = {&memoryType, &ordinal, &start, &size};
+  int legacy = 0;
+  void* values[] = {&memoryType, &ordinal, &start, &size, &legacy};
   PointerAttributesFn fn = pointerAttributes();
-  bool known = fn && fn(4, kAttributes, values, reinterpret_cast<unsigned long long>(p)) == 0;
+  bool known = fn && fn(5, kAttributes, values, reinterpret_cast<unsigned long long>(p)) == 0;
+  if (fromCudaMalloc) *fromCudaMalloc = known && legacy;
   if (!fn) {  // older driver: the runtime's query, without the allocation's size
     cudaPointerAttributes attr{};
     known = cudaPointerGetAttributes(&attr, p) == cudaSuccess;
@@ -212,7 +218,9 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
   for (int r = 0; r < n; ++r) {
     const bool readsSend = !(q.op == CollOp::kBroadcast && r != q.root);
     const bool writesRecv = !(q.op == CollOp::kReduce && r != q.root);
-    if (readsSend) GPUPEER_RETURN_IF_ERROR(checkBuffer(q.send[r], inBytes, c.devices[r], r, "send"));
+    bool mapped = true;
+    if (readsSend) GPUPEER_RETURN_IF_ERROR(checkBuffer(q.send[r], inBytes, c.devices[r], r, "send", &mapped));
+    q.peersCanRead = q.peersCanRead && mapped;
     if (writesRecv && !(readsSend && q.recv[r] == q.send[r] && outBytes <= inBytes))
       GPUPEER_RETURN_IF_ERROR(checkBuffer(q.recv[r], outBytes, c.devices[r], r, "receive"));
     if (!readsSend) q.send[r] = q.recv[r];
@@ -257,7 +265,8 @@ Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   }
   for (const CollRequest* part : {&scatter, &gather}) {
     if (!share) break;
-    Result<CollAlgo> algo = chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "");
+    Result<CollAlgo> algo = chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "",
+                                            algorithmTable(), q.peersCanRead);
     if (!algo.isOk()) return algo.status();
     GPUPEER_RETURN_IF_ERROR(runChecked(c, *part, algo.value()));
   }
@@ -269,6 +278,7 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
     case CollAlgo::kOneShot: return runOneShot(c, q);
     case CollAlgo::kCopyEngine: return runCopyEngine(c, q);
     case CollAlgo::kTwoShot: return runTwoShot(c, q);
+    case CollAlgo::kPull: return runPull(c, q);
     case CollAlgo::kRing: break;
   }
   return GPUPEER_ERROR(ErrorCode::kUnsupported, "the ring algorithm is not implemented");
@@ -290,13 +300,16 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
   q.streams = streams;
   GPUPEER_RETURN_IF_ERROR(validateRequest(*impl_, q));
   if (count == 0) return Status::ok();
-  Result<CollAlgo> algo = algorithmFor(op, collectiveBytes(op, count, type, impl_->n()));
+  bool inPlace = false;
+  for (int r = 0; r < impl_->n(); ++r) inPlace = inPlace || isInPlace(q, r);
+  // In place, an all-reduce's output overwrites the input its peers would be pulling.
+  const bool pullAllowed = q.peersCanRead && !(op == CollOp::kAllReduce && inPlace);
+  Result<CollAlgo> algo = chooseAlgorithm(op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p,
+                                          impl_->algorithmOverride, algorithmTable(), pullAllowed);
   if (!algo.isOk()) return algo.status();
   CollAlgo chosen = algo.value();
   // In place, alltoall and send/recv would have copy engines overwrite inputs that other
   // copies still read; the one-shot kernel pushes everything before anyone writes.
-  bool inPlace = false;
-  for (int r = 0; r < impl_->n(); ++r) inPlace = inPlace || isInPlace(q, r);
   if (chosen == CollAlgo::kCopyEngine && inPlace && (op == CollOp::kAllToAll || op == CollOp::kSendRecv)) {
     if (!impl_->p2p)
       return GPUPEER_ERROR(ErrorCode::kUnsupported,

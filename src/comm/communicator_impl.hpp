@@ -25,6 +25,9 @@ struct CollRequest {
   std::vector<const void*> send;
   std::vector<void*> recv;
   std::vector<cudaStream_t> streams;
+  /// Every buffer that peers would read comes from cudaMalloc (peer access maps it), so the
+  /// pull kernel may read it (see validateRequest).
+  bool peersCanRead = true;
 };
 
 /// Whether rank `rank`'s buffers are the in-place arrangement for `op`.
@@ -72,6 +75,7 @@ struct Communicator::Impl {
 };
 
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
+Status runPull(Communicator::Impl& c, const CollRequest& q);
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);
 
 }  // namespace gpupeer

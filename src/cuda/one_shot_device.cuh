@@ -53,6 +53,27 @@ __device__ __forceinline__ void endOperation(const OneShotArgs& a, std::uint32_t
   *a.opCounter = epoch;
 }
 
+// Flags in peer memory ([block][sender] words per rank) hold epoch x kFlagStride + step: they
+// only grow (modulo 2^32, compared by signed difference), so the same words serve every
+// operation, every kernel that uses them and every replay of a CUDA graph.
+inline constexpr std::uint32_t kFlagStride = 1u << 12;
+
+// Waits until *flag reaches `want` (acquire); false, with the sender recorded, after the
+// barrier timeout.
+__device__ __forceinline__ bool awaitFlag(const OneShotArgs& a, const std::uint32_t* flag, std::uint32_t want,
+                                          int sender) {
+  const unsigned long long start = now();
+  for (;;) {
+    std::uint32_t seen;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
+    if (static_cast<int>(seen - want) >= 0) return true;
+    if (now() - start > kBarrierTimeoutNs) {
+      atomicCAS(a.error, 0u, static_cast<std::uint32_t>(sender + 1));
+      return false;
+    }
+  }
+}
+
 // Whether `sender` sends data to `receiver` in this operation.
 __device__ __forceinline__ bool dataFlows(const OneShotArgs& a, int sender, int receiver) {
   switch (a.op) {

@@ -14,10 +14,6 @@ using namespace oneshot;
 
 // Warps 0-7 of a block push, warps 8-15 finish.
 constexpr int kRoleThreads = kThreads / 2;
-// A flag's value after step s of operation `epoch` is epoch x kMaxSteps + s + 1: it only grows
-// (modulo 2^32, compared by signed difference), so the same words serve every operation and
-// every replay of a CUDA graph.
-constexpr std::uint32_t kMaxSteps = 1u << 12;
 // Units each pushing thread keeps in flight: one per thread left SM stores at ~220 GB/s per
 // direction with both directions busy (bench/results/2026-11-22-h200x2-coll-tuning/r4).
 constexpr int kCopyDepth = 4;
@@ -58,13 +54,6 @@ __device__ void push(const OneShotArgs& a, std::size_t b, std::size_t e, std::ui
   }
 }
 
-// Units reduced at once per thread: 16 bytes of input each at most (narrow types widen to
-// float in registers).
-template <class T, class U>
-constexpr int reduceDepth() {
-  return std::clamp(16 / Unit<T, U>::kLanes, 1, kCopyDepth);
-}
-
 // Units [b, e) of this rank's output, from its input and the slots filled by its peers.
 template <class T, class U>
 __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
@@ -75,7 +64,7 @@ __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::
     case CollOp::kReduceScatter:
     case CollOp::kReduce: {
       if (a.op == CollOp::kReduce && me != a.root) return;
-      constexpr int k = reduceDepth<T, U>();
+      constexpr int k = reduceDepth<T, U>(kCopyDepth);
       const U* own = inChunk<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0);
       U* out = outChunk<T, U>(a, 0);
       for (std::size_t u = b + t; u < e; u += k * kRoleThreads) {
@@ -117,21 +106,6 @@ __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::
   }
 }
 
-// Waits until *flag reaches `want`; false (and the sender recorded) after the barrier timeout.
-__device__ __forceinline__ bool awaitFlag(const OneShotArgs& a, const std::uint32_t* flag, std::uint32_t want,
-                                          int sender) {
-  const unsigned long long start = now();
-  for (;;) {
-    std::uint32_t seen;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
-    if (static_cast<int>(seen - want) >= 0) return true;
-    if (now() - start > kBarrierTimeoutNs) {
-      atomicCAS(a.error, 0u, static_cast<std::uint32_t>(sender + 1));
-      return false;
-    }
-  }
-}
-
 template <class T, bool kVectors>
 __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   using U = std::conditional_t<kVectors, uint4, T>;
@@ -148,9 +122,10 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
   const bool last = blockIdx.x == gridDim.x - 1;
   const std::size_t tail = units * kLanes;
-  const std::size_t stepUnits = std::max<std::size_t>({a.stepBytes / sizeof(U), 1, (per + kMaxSteps - 1) / kMaxSteps});
+  const std::size_t stepUnits =
+      std::max<std::size_t>({a.stepBytes / sizeof(U), 1, (per + kFlagStride - 1) / kFlagStride});
   const std::uint32_t steps = static_cast<std::uint32_t>(std::max<std::size_t>((e - b + stepUnits - 1) / stepUnits, 1));
-  const std::uint32_t mark = epoch * kMaxSteps;  // + s + 1 after step s
+  const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
   const int me = a.rank, n = a.ranks;
   __shared__ std::uint32_t pushed;  // steps whose input this block's pushers have read
   __shared__ bool failed;           // a peer timed out: stop waiting for it step after step

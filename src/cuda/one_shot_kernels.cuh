@@ -30,6 +30,8 @@ struct OneShotArgs {
   void* out = nullptr;
   std::size_t inStride = 0, outStride = 0;
   std::size_t len = 0;  ///< elements per chunk in this piece
+  /// The pull kernel's sources: every rank's `in` (peerIn[rank] == in), read over P2P.
+  const void* peerIn[kMaxCommRanks] = {};
   /// scratch[r]: rank r's scratch, two parities of `ranks` slots of slotBytes (slot s of rank r
   /// receives from sender s). flags[r]: rank r's words [block][sender].
   void* scratch[kMaxCommRanks] = {};
@@ -58,6 +60,12 @@ struct OneShotArgs {
 /// the operation's epoch beside every 4 bytes (NCCL's LL idea), so a receiver polls its own
 /// memory for the data itself and no fence or separate flag crosses the link.
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
+/// Launches rank `a.rank`'s pull kernel (all-reduce, reduce-scatter, reduce): after a barrier
+/// with every peer (inputs ready), it reads the same units of every rank's input (peerIn) and
+/// writes their reduction to its output; a second barrier keeps it running until no peer
+/// still reads its input. No scratch, one piece of any length.
+cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
 /// Whether this rank's arguments allow the low-latency variant: 8-byte aligned buffers and
 /// chunks, a piece that fits llSlotBytes. The host sets `lines` only when every rank's do.

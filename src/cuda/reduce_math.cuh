@@ -90,6 +90,13 @@ struct UnitAcc {
   }
 };
 
+// Units a thread reduces at once: 16 lanes at most (narrow types widen to float in
+// registers), `most` at most.
+template <class T, class U>
+constexpr int reduceDepth(int most) {
+  return 16 / Unit<T, U>::kLanes < 1 ? 1 : (16 / Unit<T, U>::kLanes > most ? most : 16 / Unit<T, U>::kLanes);
+}
+
 // Units of every rank, gathered first (so that all loads and polls are in flight together),
 // then reduced. Both loops unroll over kMaxCommRanks, so `sources` stays in registers.
 template <class T, class U>

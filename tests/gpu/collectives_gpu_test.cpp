@@ -1,6 +1,7 @@
 // Every collective by every algorithm against the host reference (odd counts, unaligned
 // buffers, in place, roots), a CUDA graph over both GPUs, and the copies staged through host
 // memory when P2P is disabled.
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -43,6 +44,64 @@ TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
             testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMin, root, count, dataTypeSize(t), true);
           }
   }
+}
+
+TEST(CollectivesGpu, PullReadsThePeersBuffersAndStepsAsideWhereItCannot) {
+  GPUPEER_REQUIRE_GPUS(2);
+  Ranks ranks(16u << 20);
+  auto comm = Communicator::create({0, 1}, options("pull"));
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  for (CollOp op : {CollOp::kAllReduce, CollOp::kReduceScatter, CollOp::kReduce})
+    for (DataType t : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt8})
+      // 1 and 4097 are not a multiple of 16 bytes; 2^20 + 3 floats spread over every block.
+      for (std::size_t count :
+           {std::size_t{1}, std::size_t{16}, std::size_t{4097}, std::size_t{100003}, std::size_t{(1u << 20) + 3}})
+        for (int root : {0, 1}) {
+          if (root && op != CollOp::kReduce) continue;
+          testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kSum, root, count, 0, false);
+          // In place: reduce-scatter and reduce pull, all-reduce takes the table's next choice.
+          testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMax, root, count, 0, true);
+          testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMin, root, count, dataTypeSize(t), false);
+        }
+}
+
+TEST(CollectivesGpu, PullLeavesPoolMemoryToTheOtherAlgorithms) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // Memory from cudaMallocAsync's pool is not mapped into the peer by peer access: reading it
+  // from GPU1 would fault. The communicator sees that and does not pull.
+  auto comm = Communicator::create({0, 1}, options("pull"));
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  const std::size_t count = 1u << 16, bytes = count * sizeof(float);
+  std::vector<Stream> streams(2);
+  std::vector<cudaStream_t> raw(2);
+  std::vector<const void*> send(2);
+  std::vector<void*> recv(2);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(streams[r].create(r).isOk());
+    raw[r] = streams[r].get();
+    cudaSetDevice(r);
+    void *s = nullptr, *d = nullptr;
+    ASSERT_EQ(cudaMallocAsync(&s, bytes, raw[r]), cudaSuccess);
+    ASSERT_EQ(cudaMallocAsync(&d, bytes, raw[r]), cudaSuccess);
+    const std::vector<float> input(count, static_cast<float>(r + 1));
+    ASSERT_EQ(cudaMemcpyAsync(s, input.data(), bytes, cudaMemcpyHostToDevice, raw[r]), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
+    send[r] = s;
+    recv[r] = d;
+  }
+  Status st = comm.value()->allReduce(send, recv, count, DataType::kFloat32, RedOp::kSum, raw);
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  for (int r = 0; r < 2; ++r) {
+    cudaSetDevice(r);
+    ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
+    std::vector<float> got(count);
+    ASSERT_EQ(cudaMemcpy(got.data(), recv[r], bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(std::count(got.begin(), got.end(), 3.0f), static_cast<std::ptrdiff_t>(count)) << "rank " << r;
+    cudaFreeAsync(const_cast<void*>(send[r]), raw[r]);
+    cudaFreeAsync(recv[r], raw[r]);
+    ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
+  }
+  EXPECT_TRUE(comm.value()->checkBarriers().isOk());
 }
 
 TEST(CollectivesGpu, MixedOperationsBackToBack) {
@@ -99,7 +158,7 @@ TEST(CollectivesGpu, MixedOperationsBackToBack) {
 
 TEST(CollectivesGpu, OneGraphOverBothGpusReplays) {
   GPUPEER_REQUIRE_GPUS(2);
-  for (const char* algo : {"oneshot", "ce", "twoshot"}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "pull"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, options(algo));
     ASSERT_TRUE(comm.isOk());

@@ -8,7 +8,7 @@ namespace gpupeer {
 namespace {
 
 TEST(CollectiveAlgo, NamesRoundTripAndUnknownNamesAreRefused) {
-  for (CollAlgo a : {CollAlgo::kOneShot, CollAlgo::kTwoShot, CollAlgo::kRing, CollAlgo::kCopyEngine})
+  for (CollAlgo a : {CollAlgo::kOneShot, CollAlgo::kTwoShot, CollAlgo::kRing, CollAlgo::kCopyEngine, CollAlgo::kPull})
     EXPECT_EQ(parseCollAlgo(collAlgoName(a)).value(), a);
   EXPECT_EQ(parseCollAlgo("One-Shot").value(), CollAlgo::kOneShot);
   EXPECT_EQ(parseCollAlgo("copy_engine").value(), CollAlgo::kCopyEngine);
@@ -50,6 +50,25 @@ TEST(CollectiveAlgo, OverrideIsHonouredWhereItCanWork) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "twoshot").status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "ring").status().code(), ErrorCode::kUnsupported);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "quick").status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(CollectiveAlgo, PullServesReductionsOnlyAndStepsAsideWhereTheRequestForbidsIt) {
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 8, 2, true, "pull").value(), CollAlgo::kPull);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 8, 8, true, "pull").value(), CollAlgo::kPull);
+  Status s = chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "pull").status();
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("all_gather"), std::string::npos);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "pull").status().code(), ErrorCode::kUnsupported);
+  // A request pull cannot serve (in-place all-reduce, buffers not from cudaMalloc): the
+  // override and the table's pull rows give way to the next row that matches.
+  const std::vector<AlgoRule> table = {{CollOp::kAllReduce, 2, 8, 1024, CollAlgo::kOneShot},
+                                       {CollOp::kAllReduce, 2, 8, 0, CollAlgo::kPull},
+                                       {CollOp::kAllReduce, 2, 8, 4096, CollAlgo::kOneShot}};
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2000, 2, true, "", table, true).value(), CollAlgo::kPull);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2000, 2, true, "", table, false).value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 5000, 2, true, "", table, false).value(), CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 500, 2, true, "pull", table, false).value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 500, 2, true, "pull", table, true).value(), CollAlgo::kPull);
 }
 
 TEST(CollectiveAlgo, WithoutP2pOnlyTheCopyEnginesWork) {
