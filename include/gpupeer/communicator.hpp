@@ -51,8 +51,9 @@ class Communicator {
   bool p2p() const;
   /// "P2P between all 2 GPUs" or why the copies are staged through host memory.
   const std::string& transport() const;
-  /// The algorithm an operation of `bytes` (nccl-tests' size column) would take.
-  Result<CollAlgo> algorithmFor(CollOp op, std::size_t bytes) const;
+  /// The algorithm an operation of `bytes` (nccl-tests' size column) would take on buffers
+  /// from cudaMalloc, out of place or in place (in place, all-reduce cannot pull).
+  Result<CollAlgo> algorithmFor(CollOp op, std::size_t bytes, bool inPlace = false) const;
 
   // One send and receive buffer and one stream per rank; in place when a rank's buffers are
   // the same (all-gather: send == recv + rank x count; reduce-scatter: recv == send + rank x

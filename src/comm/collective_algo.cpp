@@ -36,15 +36,23 @@ bool pullSupports(CollOp op) {
 }
 
 const std::vector<AlgoRule>& algorithmTable() {
-  // Crossovers measured on 2x H200 NV18 by forcing each algorithm over 1 MiB..512 MiB
-  // (scripts/tune_oneshot.sh, bench/results/2026-11-22-h200x2-s3-tuning/r1): below them the one
-  // kernel's latency wins, above them the copy engines' bandwidth. The one-shot kernel's SM
-  // stores carry ~260-300 GB/s per direction in 16 MiB pieces, the copy engines ~380, but each
-  // crossing between GPUs of the copy-engine algorithm costs ~20 us. More than 2 GPUs has not
-  // been measured (no such machine was lent): the same points are used.
+  // Crossovers measured on 2x H200 NV18 by forcing each algorithm over 128 KiB..512 MiB
+  // (scripts/tune_oneshot.sh and tune_pull.sh, bench/results/2026-11-22-h200x2-s3-tuning): the
+  // one-shot kernel's latency wins small (in lines up to 1 MiB), pulling straight from the
+  // peers' buffers wins in the middle (SM loads keep ~300-360 GB/s per direction, no scratch
+  // pass), the copy engines' ~380 GB/s win large although each crossing between GPUs of that
+  // algorithm costs ~20 us. Rows are searched in order: where pull cannot serve a request
+  // (in-place all-reduce, buffers not from cudaMalloc) the rows after it decide. More than 2
+  // GPUs has not been measured (no such machine was lent): the same points are used.
   static const std::vector<AlgoRule> kTable = {
+      {CollOp::kAllReduce, 2, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 2, kMaxCommRanks, 64u << 20, CollAlgo::kPull},
       {CollOp::kAllReduce, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 2, kMaxCommRanks, 4u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 2, kMaxCommRanks, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduceScatter, 2, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 2, kMaxCommRanks, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduce, 2, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
       {CollOp::kAllGather, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},

@@ -192,8 +192,9 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
 }
 
-Result<CollAlgo> Communicator::algorithmFor(CollOp op, std::size_t bytes) const {
-  return chooseAlgorithm(op, bytes, impl_->n(), impl_->p2p, impl_->algorithmOverride);
+Result<CollAlgo> Communicator::algorithmFor(CollOp op, std::size_t bytes, bool inPlace) const {
+  return chooseAlgorithm(op, bytes, impl_->n(), impl_->p2p, impl_->algorithmOverride, algorithmTable(),
+                         !(inPlace && op == CollOp::kAllReduce));
 }
 
 namespace {

@@ -25,11 +25,21 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndSwitchesToCopyEnginesWhenLar
       EXPECT_EQ(chooseAlgorithm(op, 8, ranks, true, "").value(), CollAlgo::kOneShot);
       EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "").value(), CollAlgo::kCopyEngine);
     }
-  // The rows are searched in order; a size exactly at a bound belongs to that row.
+  // The rows are searched in order; a size exactly at a bound belongs to that row (a row
+  // after a pull row is reached when pull cannot serve the request).
   for (const AlgoRule& rule : algorithmTable())
     if (rule.upToBytes) {
-      EXPECT_EQ(chooseAlgorithm(rule.op, rule.upToBytes, rule.minRanks, true, "").value(), rule.algo);
+      const bool pullAllowed = rule.algo == CollAlgo::kPull;
+      EXPECT_EQ(
+          chooseAlgorithm(rule.op, rule.upToBytes, rule.minRanks, true, "", algorithmTable(), pullAllowed).value(),
+          rule.algo);
     }
+  // Pull takes the middle of the reductions; without it the one-shot kernel keeps it.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "").value(), CollAlgo::kPull);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "", algorithmTable(), false).value(),
+            CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "", algorithmTable(), false).value(),
+            CollAlgo::kCopyEngine);
 }
 
 TEST(CollectiveAlgo, AnyTableIsFollowedInOrder) {

@@ -178,7 +178,7 @@ int run(const Options& o) {
                         {"transport", comm.value()->transport()},
                         {"nccl_version", nccl ? nccl->version() : ""},
                         {"rows", nlohmann::json::array()}};
-  bool anyWrong = false, anyError = false;
+  bool anyWrong = false, anyError = false, inPlaceDiffers = false;
   for (std::size_t bytes : sizes.value()) {
     const std::size_t count = countFor(bytes);
     const std::size_t shown = collectiveBytes(cop, count, dtype, n);
@@ -188,6 +188,9 @@ int run(const Options& o) {
       return comm.value()->run(cop, sb, rb, count, dtype, rop, o.root, streams);
     };
     auto algo = comm.value()->algorithmFor(cop, shown);
+    auto algoInPlace = comm.value()->algorithmFor(cop, shown, true);
+    const bool sameAlgo = algo.isOk() && algoInPlace.isOk() && algo.value() == algoInPlace.value();
+    inPlaceDiffers = inPlaceDiffers || !sameAlgo;
     CollBuffers oop = collBuffers(ranks.value(), cop, count, dtype, false);
     CollBuffers inp = collBuffers(ranks.value(), cop, count, dtype, true);
     Measured mine = measure(ranks.value(), ours, oop, o, cop, dtype, rop, count, inputs);
@@ -218,10 +221,12 @@ int run(const Options& o) {
     nlohmann::json row = {{"bytes", shown},
                           {"count", count},
                           {"algo", algo.isOk() ? collAlgoName(algo.value()) : "?"},
+                          {"inplace_algo", algoInPlace.isOk() ? collAlgoName(algoInPlace.value()) : "?"},
                           {"baselines", nlohmann::json::object()}};
-    std::string line = fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(dtype),
-                                   reducing(cop) ? redOpName(rop) : "none", withRoot ? o.root : -1,
-                                   algo.isOk() ? collAlgoName(algo.value()) : "?");
+    std::string line =
+        fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(dtype),
+                    reducing(cop) ? redOpName(rop) : "none", withRoot ? o.root : -1,
+                    fmt::format("{}{}", algo.isOk() ? collAlgoName(algo.value()) : "?", sameAlgo ? "" : "*"));
     Bandwidth bw = collectiveBandwidth(cop, shown, mine.seconds, n);
     if (mine.error.empty()) {
       line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6} |", mine.seconds * 1e6, bw.algbw, bw.busbw, mine.wrong);
@@ -268,6 +273,11 @@ int run(const Options& o) {
     std::fflush(stdout);
     doc["rows"].push_back(row);
   }
+  if (inPlaceDiffers)
+    fmt::print(
+        "# *: in place took the table's next choice (the pull kernel cannot serve an in-place {}); --json "
+        "has it per row (inplace_algo)\n",
+        collOpName(cop));
   if (!o.json.empty()) {
     std::ofstream out(o.json);
     out << doc.dump(1) << "\n";
