@@ -187,8 +187,10 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (bench/README.md).
   const bool flags = impl->p2p && envValue("GPUPEER_CE_SIGNALS") == "flags";
   GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, 2 + 2 * kMaxCePositions, flags));
-  // GPUPEER_LAUNCH_THREADS=0 launches every rank's kernels from the calling thread.
-  if (impl->p2p && envValue("GPUPEER_LAUNCH_THREADS") != "0") impl->pool = std::make_unique<LaunchPool>(devices);
+  // GPUPEER_LAUNCH_THREADS=0 launches every rank's kernels from the calling thread; so does a
+  // process with fewer CPUs than ranks.
+  if (impl->p2p && envValue("GPUPEER_LAUNCH_THREADS") != "0" && launchThreadsHelp(cpusAvailable(), n))
+    impl->pool = std::make_unique<LaunchPool>(devices);
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
 }
 

@@ -1,8 +1,20 @@
 #include "comm/launch_pool.hpp"
 
 #include <cuda_runtime_api.h>
+#include <sched.h>
+
+#include <algorithm>
 
 namespace gpupeer {
+
+bool launchThreadsHelp(int cpusAvailable, int ranks) { return ranks > 1 && cpusAvailable >= ranks; }
+
+int cpusAvailable() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
 
 struct LaunchPool::Worker {
   int rank = 0, device = 0;
