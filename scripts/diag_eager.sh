@@ -1,3 +1,8 @@
+#!/usr/bin/env bash
+# Why eager small all-reduces take ~3 us in some timed windows and 5-9 us in others: the same
+# run with launch threads off, early launch off, and the process pinned to chosen CPUs (one,
+# two, four). Run from the repository root on the GPU machine with the build in build/;
+# logs under /tmp/s3diag, packed into $OUT (bench/results/2026-11-22-h200x2-s3-tuning/diag-eager).
 o=/tmp/s3diag; mkdir -p $o; g=build/gpupeer; export NCCL_NVLS_ENABLE=0
 { nproc; lscpu | grep -iE "model name|socket|core|thread|numa"; for c in 0 1 2 3 8 16; do echo "cpu$c siblings $(cat /sys/devices/system/cpu/cpu$c/topology/thread_siblings_list)"; done; } > $o/cpus.txt 2>&1
 sib=$(cat /sys/devices/system/cpu/cpu2/topology/thread_siblings_list | tr '-' ',')
