@@ -3,7 +3,9 @@
 /// Collectives between the GPUs of one process (one stream per GPU), over P2P: all-reduce,
 /// all-gather, reduce-scatter, broadcast, reduce, alltoall and send/recv. Small and medium
 /// messages take one kernel per GPU (one-shot: push to peers, flag barrier, finish locally);
-/// large ones the copy engines, with a local reduction kernel pipelined behind the copies.
+/// medium reductions on cudaMalloc buffers a kernel that reads the peers' buffers directly
+/// (pull); large ones the copy engines, with a local reduction kernel pipelined behind the
+/// copies.
 /// The choice per size is data (collective_algo.hpp) and GPUPEER_ALGO overrides it. Without
 /// P2P every operation takes the copy-engine algorithm, whose copies CUDA then stages through
 /// host memory; the communicator says so (transport()).
