@@ -3,12 +3,9 @@
 # fallback without P2P, and the algorithm crossover around the table's points.
 # Usage: scripts/coll_extra.sh BUILD_DIR LOG_DIR
 set -u
-build=${1:?build dir}; out=${2:?log dir}
-export NCCL_NVLS_ENABLE=0
-mkdir -p "$out"
-g="$build/gpupeer"
-STEP_TIMEOUT=120
 source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"
+STEP_TIMEOUT=${STEP_TIMEOUT:-120}
 record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d bfloat16 -o sum --baseline nccl
 record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d half -o prod --baseline nccl
 record types "$g" coll all_reduce -b 8 -e 128M -f 16 -d int32 -o max --baseline nccl

@@ -4,13 +4,11 @@
 # One log and one JSON per operation and mode under LOG_DIR, each log starting with its exact
 # command; summary.txt lists the steps with their exit codes.
 set -u
-build=${1:?build dir}; out=${2:?log dir}; shift 2
-ops=${*:-all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv}
-export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on shared machines
-mkdir -p "$out"; touch "$out/summary.txt"
-g="$build/gpupeer"
-STEP_TIMEOUT=280
 source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"; shift 2
+ops=${*:-all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv}
+touch "$out/summary.txt"
+STEP_TIMEOUT=280
 range=${COLL_RANGE:--b 8 -e 512M -f 4}
 for op in $ops; do
   step "coll-$op-eager" "$g" coll "$op" $range -d float -o sum --baseline nccl --json "$out/coll-$op-eager.json"

@@ -2,6 +2,14 @@
 # command with its exact command line, output and exit code in a log under $out.
 # STEP_TIMEOUT bounds each command (seconds; default 300) so a hang cannot eat the device time.
 
+# begin_logs BUILD_DIR LOG_DIR: the gpupeer binary in $g, logs in $out, NVLink multicast off
+# (the machines are shared).
+begin_logs() {
+  build=$1; out=$2; g="$build/gpupeer"
+  export NCCL_NVLS_ENABLE=0
+  mkdir -p "$out"
+}
+
 # step NAME COMMAND...: one log per step, and a line (exit code, time) in $out/summary.txt.
 step() {
   local name=$1; shift

@@ -3,12 +3,9 @@
 # pipeline's defaults: each algorithm forced over the sizes where they cross, and the pipeline's
 # scratch slot at large sizes. Usage: scripts/tune_coll.sh BUILD_DIR LOG_DIR
 set -u
-build=${1:?build dir}; out=${2:?log dir}
-export NCCL_NVLS_ENABLE=0
-mkdir -p "$out"
-g="$build/gpupeer"
-STEP_TIMEOUT=120
 source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"
+STEP_TIMEOUT=${STEP_TIMEOUT:-120}
 for op in all_reduce reduce_scatter all_gather broadcast alltoall; do
   for algo in oneshot ce; do
     record "crossover-$op" GPUPEER_ALGO=$algo "$g" coll $op -b 1M -e 512M -f 2 -n 10

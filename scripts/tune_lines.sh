@@ -3,12 +3,9 @@
 # sender, so pieces up to half of it take the low-latency variant) and the regular variant's
 # step at large pieces. Usage: scripts/tune_lines.sh BUILD_DIR LOG_DIR
 set -u
-build=${1:?build dir}; out=${2:?log dir}
-export NCCL_NVLS_ENABLE=0
-mkdir -p "$out"
-g="$build/gpupeer"
-STEP_TIMEOUT=120
 source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"
+STEP_TIMEOUT=${STEP_TIMEOUT:-120}
 record lines-graph "$g" coll all_reduce -b 8 -e 8M -f 2 -G 10 --baseline nccl
 for slot in 512K 2M 8M; do
   record lines-graph GPUPEER_LL_SLOT=$slot "$g" coll all_reduce -b 16K -e 8M -f 2 -G 10

@@ -2,12 +2,9 @@
 # Measurements behind the one-shot kernel's defaults (grid, step per block, scratch slot) and
 # the algorithm table's crossovers with it. Usage: scripts/tune_oneshot.sh BUILD_DIR LOG_DIR
 set -u
-build=${1:?build dir}; out=${2:?log dir}
-export NCCL_NVLS_ENABLE=0
-mkdir -p "$out"
-g="$build/gpupeer"
-STEP_TIMEOUT=120
 source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"
+STEP_TIMEOUT=${STEP_TIMEOUT:-120}
 for step in 8K 16K 32K 64K 128K; do
   record oneshot-step GPUPEER_ALGO=oneshot GPUPEER_ONESHOT_STEP=$step "$g" coll all_reduce -b 128K -e 64M -f 2 -G 10
 done

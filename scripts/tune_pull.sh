@@ -3,12 +3,9 @@
 # over the sizes where it may cross the others, eager and in graphs, and reduce against NCCL.
 # Usage: scripts/tune_pull.sh BUILD_DIR LOG_DIR
 set -u
-build=${1:?build dir}; out=${2:?log dir}
-export NCCL_NVLS_ENABLE=0
-mkdir -p "$out"
-g="$build/gpupeer"
-STEP_TIMEOUT=120
 source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"
+STEP_TIMEOUT=${STEP_TIMEOUT:-120}
 record pull-eager GPUPEER_ALGO=pull "$g" coll all_reduce -b 128K -e 512M -f 4 -n 10
 for blocks in 66 264; do
   record pull-blocks GPUPEER_ALGO=pull GPUPEER_ONESHOT_BLOCKS=$blocks "$g" coll all_reduce -b 2M -e 512M -f 4 -n 10
