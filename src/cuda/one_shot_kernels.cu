@@ -65,25 +65,9 @@ __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::
     case CollOp::kReduceScatter:
     case CollOp::kReduce: {
       if (a.op == CollOp::kReduce && me != a.root) return;
-      constexpr int k = reduceDepth<T, U>(kCopyDepth);
       const U* own = inChunk<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0);
-      U* out = outChunk<T, U>(a, 0);
-      for (std::size_t u = b + t; u < e; u += k * kRoleThreads) {
-        UnitAcc<T, U> acc[k];
-        for (int r = 0; r < n; ++r) {
-          const U* src = r == me ? own : peer(r);
-          U x[k];
-#pragma unroll
-          for (int i = 0; i < k; ++i)
-            if (u + i * kRoleThreads < e) x[i] = src[u + i * kRoleThreads];
-#pragma unroll
-          for (int i = 0; i < k; ++i)
-            if (u + i * kRoleThreads < e) acc[i].take(a.redop, r, x[i]);
-        }
-#pragma unroll
-        for (int i = 0; i < k; ++i)
-          if (u + i * kRoleThreads < e) out[u + i * kRoleThreads] = acc[i].result(a.redop, n);
-      }
+      auto source = [&](int r) { return r == me ? own : peer(r); };
+      reduceStrided<T, U, kRoleThreads, kCopyDepth>(a.redop, n, source, outChunk<T, U>(a, 0), b + t, e);
       return;
     }
     case CollOp::kAllGather:

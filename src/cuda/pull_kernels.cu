@@ -32,27 +32,10 @@ __device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t va
 // out[u] = reduction over ranks of source(rank)[u] for units [b, e), all threads of the block.
 template <class T, class U>
 __device__ __forceinline__ void pullUnits(const OneShotArgs& a, std::size_t b, std::size_t e) {
-  constexpr int k = reduceDepth<T, U>(kPullDepth);
-  const int n = a.ranks;
   // Reduce-scatter: rank r's output is chunk r of every input.
   const std::size_t chunk = a.op == CollOp::kReduceScatter ? a.rank * a.inStride : 0;
-  U* out = static_cast<U*>(a.out);
-  for (std::size_t u = b + threadIdx.x; u < e; u += k * kThreads) {
-    UnitAcc<T, U> acc[k];
-    for (int r = 0; r < n; ++r) {
-      const U* src = reinterpret_cast<const U*>(static_cast<const T*>(a.peerIn[r]) + chunk);
-      U x[k];
-#pragma unroll
-      for (int i = 0; i < k; ++i)
-        if (u + i * kThreads < e) x[i] = src[u + i * kThreads];
-#pragma unroll
-      for (int i = 0; i < k; ++i)
-        if (u + i * kThreads < e) acc[i].take(a.redop, r, x[i]);
-    }
-#pragma unroll
-    for (int i = 0; i < k; ++i)
-      if (u + i * kThreads < e) out[u + i * kThreads] = acc[i].result(a.redop, n);
-  }
+  auto source = [&](int r) { return reinterpret_cast<const U*>(static_cast<const T*>(a.peerIn[r]) + chunk); };
+  reduceStrided<T, U, kThreads, kPullDepth>(a.redop, a.ranks, source, static_cast<U*>(a.out), b + threadIdx.x, e);
 }
 
 template <class T, bool kVectors>

@@ -97,6 +97,31 @@ constexpr int reduceDepth(int most) {
   return 16 / Unit<T, U>::kLanes < 1 ? 1 : (16 / Unit<T, U>::kLanes > most ? most : 16 / Unit<T, U>::kLanes);
 }
 
+// out[v] = reduction over ranks r < n, in rank order, of source(r)[v] for the units of
+// [first, end) that one thread takes when `threads` threads share the range: up to `depth`
+// units of every source in flight at once (reduceDepth), accumulated in registers.
+template <class T, class U, int kThreads, int kDepth, class Source>
+__device__ __forceinline__ void reduceStrided(RedOp op, int n, Source source, U* out, std::size_t first,
+                                              std::size_t end) {
+  constexpr int k = reduceDepth<T, U>(kDepth);
+  for (std::size_t u = first; u < end; u += k * kThreads) {
+    UnitAcc<T, U> acc[k];
+    for (int r = 0; r < n; ++r) {
+      const U* src = source(r);
+      U x[k];
+#pragma unroll
+      for (int i = 0; i < k; ++i)
+        if (u + i * kThreads < end) x[i] = src[u + i * kThreads];
+#pragma unroll
+      for (int i = 0; i < k; ++i)
+        if (u + i * kThreads < end) acc[i].take(op, r, x[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < k; ++i)
+      if (u + i * kThreads < end) out[u + i * kThreads] = acc[i].result(op, n);
+  }
+}
+
 // Units of every rank, gathered first (so that all loads and polls are in flight together),
 // then reduced. Both loops unroll over kMaxCommRanks, so `sources` stays in registers.
 template <class T, class U>
