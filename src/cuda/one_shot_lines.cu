@@ -1,6 +1,7 @@
-// The one-shot kernel's low-latency variant, for pieces up to 1 MiB by default: data travels in 16-byte
-// lines that carry the operation's epoch beside every 4 bytes (NCCL's LL idea), so a receiver
-// polls its own memory for the data itself and no fence or separate flag crosses the link.
+// The one-shot kernel's low-latency variant, for pieces up to 1 MiB by default: data travels in
+// 16-byte lines that carry the operation's epoch beside every 4 bytes (NCCL's LL idea), so a
+// receiver polls its own memory for the data itself and no fence or separate flag crosses the
+// link.
 #include <algorithm>
 
 #include "cuda/one_shot_device.cuh"
