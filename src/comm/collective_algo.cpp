@@ -62,6 +62,17 @@ const std::vector<AlgoRule>& algorithmTable() {
   return kTable;
 }
 
+namespace {
+
+// The operations a forced algorithm is limited to, for the error; null where it serves `op`.
+const char* onlyFor(CollAlgo algo, CollOp op) {
+  if (algo == CollAlgo::kTwoShot && op != CollOp::kAllReduce) return "all_reduce only";
+  if (algo == CollAlgo::kPull && !pullSupports(op)) return "all_reduce, reduce_scatter and reduce";
+  return nullptr;
+}
+
+}  // namespace
+
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
                                  const std::vector<AlgoRule>& table, bool pullAllowed) {
   if (!override.empty()) {
@@ -72,13 +83,9 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
       return GPUPEER_ERROR(ErrorCode::kUnsupported,
                            "GPUPEER_ALGO=ring: the ring is not implemented (every GPU set so far had P2P between all "
                            "pairs); use oneshot, twoshot, pull or ce");
-    if (forced == CollAlgo::kTwoShot && op != CollOp::kAllReduce)
-      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                           fmt::format("GPUPEER_ALGO=twoshot applies to all_reduce only, not {}", collOpName(op)));
-    if (forced == CollAlgo::kPull && !pullSupports(op))
-      return GPUPEER_ERROR(
-          ErrorCode::kInvalidArgument,
-          fmt::format("GPUPEER_ALGO=pull applies to all_reduce, reduce_scatter and reduce, not {}", collOpName(op)));
+    if (const char* only = onlyFor(forced, op))
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("GPUPEER_ALGO={} applies to {}, not {}",
+                                                                    collAlgoName(forced), only, collOpName(op)));
     if (!p2p && forced != CollAlgo::kCopyEngine)
       return GPUPEER_ERROR(ErrorCode::kUnsupported,
                            fmt::format("GPUPEER_ALGO={}: needs P2P between all GPUs, which is not available; only ce "

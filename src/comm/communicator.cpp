@@ -63,6 +63,11 @@ Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const
   return Status::ok();
 }
 
+// Pull reads the peers' inputs while each rank writes its output: not for an in-place
+// all-reduce (a rank's output is the input its peers read), and only on buffers that peer
+// access maps (`mapped`: from cudaMalloc).
+bool pullCanServe(CollOp op, bool inPlace, bool mapped) { return mapped && !(inPlace && op == CollOp::kAllReduce); }
+
 // The value of `name`, or "" when it is not set.
 std::string envValue(const char* name) {
   const char* v = std::getenv(name);
@@ -196,7 +201,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
 
 Result<CollAlgo> Communicator::algorithmFor(CollOp op, std::size_t bytes, bool inPlace) const {
   return chooseAlgorithm(op, bytes, impl_->n(), impl_->p2p, impl_->algorithmOverride, algorithmTable(),
-                         !(inPlace && op == CollOp::kAllReduce));
+                         pullCanServe(op, inPlace, true));
 }
 
 namespace {
@@ -305,10 +310,9 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
   if (count == 0) return Status::ok();
   bool inPlace = false;
   for (int r = 0; r < impl_->n(); ++r) inPlace = inPlace || isInPlace(q, r);
-  // In place, an all-reduce's output overwrites the input its peers would be pulling.
-  const bool pullAllowed = q.peersCanRead && !(op == CollOp::kAllReduce && inPlace);
-  Result<CollAlgo> algo = chooseAlgorithm(op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p,
-                                          impl_->algorithmOverride, algorithmTable(), pullAllowed);
+  Result<CollAlgo> algo =
+      chooseAlgorithm(op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p,
+                      impl_->algorithmOverride, algorithmTable(), pullCanServe(op, inPlace, q.peersCanRead));
   if (!algo.isOk()) return algo.status();
   CollAlgo chosen = algo.value();
   // In place, alltoall and send/recv would have copy engines overwrite inputs that other
