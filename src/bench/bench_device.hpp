@@ -28,9 +28,13 @@ struct TransferSetup {
 };
 
 /// Measures `transfers` running at the same time, each timed on its own lane. One cell per
-/// transfer (GB/s), verified afterwards when options ask for it.
+/// transfer (GB/s), verified afterwards when options ask for it. `together`, when given, gets
+/// per sample the bytes of all transfers over the time until the last one ended (GB/s): the
+/// rate they reach together, which the sum of their own rates overstates when the engines
+/// take the transfers partly one after another.
 Result<std::vector<BenchCell>> measureTransfers(const Snapshot& s, const BenchOptions& o, const TransferSetup& setup,
-                                                const std::vector<Transfer>& transfers, std::size_t bytes);
+                                                const std::vector<Transfer>& transfers, std::size_t bytes,
+                                                std::vector<double>* together = nullptr);
 
 /// Latency of dependent loads by GPU `reader` from `owner`'s memory, microseconds per load.
 Result<Stats> measurePointerChase(const BenchOptions& o, int reader, int owner);

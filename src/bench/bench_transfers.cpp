@@ -98,7 +98,8 @@ std::vector<int> selectedDevices(const Snapshot& s, const BenchOptions& o) {
 }
 
 Result<std::vector<BenchCell>> measureTransfers(const Snapshot& s, const BenchOptions& o, const TransferSetup& setup,
-                                                const std::vector<Transfer>& transfers, std::size_t bytes) {
+                                                const std::vector<Transfer>& transfers, std::size_t bytes,
+                                                std::vector<double>* together) {
   if (bytes == 0) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "transfer size is 0 bytes");
   // A lane is one transfer; it has one part per GPU that drives a piece of it.
   struct Part {
@@ -200,6 +201,10 @@ Result<std::vector<BenchCell>> measureTransfers(const Snapshot& s, const BenchOp
     std::vector<double> seconds(lanes.size(), 0);
     for (size_t p = 0; p < timed.size(); ++p) seconds[laneOfPart[p]] = std::max(seconds[laneOfPart[p]], r.value()[p]);
     for (size_t i = 0; i < lanes.size(); ++i) gbps[i].push_back(bytes / seconds[i] / 1e9);
+    // Every lane starts when the gate opens, so the last to end bounds them all.
+    if (together)
+      together->push_back(static_cast<double>(bytes) * lanes.size() /
+                          *std::max_element(seconds.begin(), seconds.end()) / 1e9);
   }
   std::vector<BenchCell> cells;
   for (size_t i = 0; i < lanes.size(); ++i) {

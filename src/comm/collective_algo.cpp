@@ -42,19 +42,32 @@ const std::vector<AlgoRule>& algorithmTable() {
   // peers' buffers wins in the middle (SM loads keep ~300-360 GB/s per direction, no scratch
   // pass), the copy engines' ~380 GB/s win large although each crossing between GPUs of that
   // algorithm costs ~20 us. Rows are searched in order: where pull cannot serve a request
-  // (in-place all-reduce, buffers not from cudaMalloc) the rows after it decide. More than 2
-  // GPUs has not been measured (no such machine was lent): the same points are used.
+  // (in-place all-reduce, buffers not from cudaMalloc) the rows after it decide.
+  //
+  // From 3 GPUs on (measured on 4x H200 behind NVSwitches, scripts/tune_ranks.sh, bench/results/
+  // 2026-11-22-h200x4-*): one-shot, pull and the copy-engine all-reduce each move n-1 times the
+  // message out of (or into) every GPU, against 2(n-1)/n for reduce-scatter + all-gather, so
+  // all-reduce goes two-shot above the small sizes, its halves choosing by these rows.
   static const std::vector<AlgoRule> kTable = {
-      {CollOp::kAllReduce, 2, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllReduce, 2, kMaxCommRanks, 64u << 20, CollAlgo::kPull},
-      {CollOp::kAllReduce, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduceScatter, 2, kMaxCommRanks, 4u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduceScatter, 2, kMaxCommRanks, 128u << 20, CollAlgo::kPull},
-      {CollOp::kReduceScatter, 2, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduce, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduce, 2, kMaxCommRanks, 128u << 20, CollAlgo::kPull},
-      {CollOp::kReduce, 2, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllGather, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 2, 2, 2u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kPull},
+      {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 0, CollAlgo::kTwoShot},
+      {CollOp::kReduceScatter, 2, 2, 4u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 2, 2, 128u << 20, CollAlgo::kPull},
+      {CollOp::kReduceScatter, 2, 2, 32u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 3, kMaxCommRanks, 64u << 20, CollAlgo::kPull},
+      {CollOp::kReduceScatter, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 2, 2, 128u << 20, CollAlgo::kPull},
+      {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 3, kMaxCommRanks, 128u << 20, CollAlgo::kPull},
+      {CollOp::kReduce, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllGather, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kAllToAll, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kSendRecv, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},

@@ -43,19 +43,19 @@ Status beginBarrier(Communicator::Impl& c, const CollRequest& q) {
 }
 
 // Each rank's stream continues after its own side stream's copies (which read its buffers)
-// and, when `peersWrite`, after every peer's copies into its buffers. The side streams rejoin
-// the rank's streams here, as a graph capture requires.
-Status endBarrier(Communicator::Impl& c, const CollRequest& q, bool peersWrite) {
+// and, when `awaitPeers`, after every peer's side stream (its copies into this rank's
+// buffers). The side streams rejoin the rank's streams here, as a graph capture requires.
+Status endBarrier(Communicator::Impl& c, const CollRequest& q, bool awaitPeers) {
   for (int r = 0; r < c.n(); ++r) {
     const int d = c.devices[r];
     GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
-    if (peersWrite)
+    if (awaitPeers)
       for (int k = 0; k < c.n(); ++k)
         if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.post(r, c.ranks[r].copyStream.get(), k, kDone));
     GPUPEER_CUDA_CHECK(d, cudaEventRecord(c.ranks[r].copiesDone.get(), c.ranks[r].copyStream.get()));
     GPUPEER_CUDA_CHECK(d, cudaStreamWaitEvent(q.streams[r], c.ranks[r].copiesDone.get(), 0));
   }
-  if (peersWrite)
+  if (awaitPeers)
     for (int r = 0; r < c.n(); ++r) {
       GPUPEER_CUDA_CHECK(c.devices[r], cudaSetDevice(c.devices[r]));
       for (int k = 0; k < c.n(); ++k)
@@ -103,8 +103,12 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
       const int dev = c.devices[r];
       cudaStream_t side = c.ranks[r].copyStream.get();
       GPUPEER_CUDA_CHECK(dev, cudaSetDevice(dev));
-      for (int d = 0; d < n; ++d) {
-        if (d == r || !receives(d)) continue;
+      // Rank r serves r+1, r+2, ... in turn: each GPU then receives from one peer at a time.
+      // In rank order every sender started with GPU0, whose one inbound port (~400 GB/s
+      // through an NVSwitch) they shared while the other GPUs' ports idled.
+      for (int k = 1; k < n; ++k) {
+        const int d = (r + k) % n;
+        if (!receives(d)) continue;
         if (j >= positions) GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, side, d, freedFlag(slot)));
         GPUPEER_RETURN_IF_ERROR(
             copy(dev, slotOf(d, r, j), at(q.send[r], (sourceOffset(d) + first) * es), len * es, side));
@@ -132,8 +136,12 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
           if (r != d) GPUPEER_RETURN_IF_ERROR(c.signals.post(d, q.streams[d], r, freedFlag(slot)));
     }
   }
-  // Peers wrote only into scratch, and every chunk was awaited before its reduction.
-  return endBarrier(c, q, false);
+  // Peers wrote only into scratch, and every chunk was awaited before its reduction. A reduce
+  // still ends with every rank hearing from every peer's side stream: a rank that is not the
+  // root waits for no peer above, so without it it could post the next operation's arrival
+  // before a peer's side stream consumed this one's (a flag written twice is read once: with
+  // GPUPEER_CE_SIGNALS=flags the next operation would wait forever).
+  return endBarrier(c, q, q.op == CollOp::kReduce);
 }
 
 // all-gather, broadcast, alltoall, send/recv: plain copies, straight into the receivers'
@@ -148,7 +156,8 @@ Status copying(Communicator::Impl& c, const CollRequest& q) {
     auto send = [&](int d, const void* src, void* dst) {
       return copy(dev, dst, src, bytes, d == r ? q.streams[r] : c.ranks[r].copyStream.get());
     };
-    for (int d = 0; d < n; ++d) {
+    for (int k = 0; k < n; ++k) {
+      const int d = (r + k) % n;  // staggered: see reducing()
       switch (q.op) {
         case CollOp::kAllGather: GPUPEER_RETURN_IF_ERROR(send(d, q.send[r], at(q.recv[d], r * bytes))); break;
         case CollOp::kAllToAll:

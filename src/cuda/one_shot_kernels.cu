@@ -49,8 +49,11 @@ __device__ __forceinline__ void copyUnits(U* dst, const U* src, std::size_t b, s
 // Units [b, e) of every chunk this rank sends, into each receiver's slot for this rank.
 template <class T, class U>
 __device__ void push(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
-  for (int d = 0; d < a.ranks; ++d) {
-    if (d == a.rank || !dataFlows(a, a.rank, d)) continue;
+  // Staggered (rank+1, rank+2, ...): every rank starting with rank 0 would crowd its inbound
+  // port while the others idle.
+  for (int k = 1; k < a.ranks; ++k) {
+    const int d = (a.rank + k) % a.ranks;
+    if (!dataFlows(a, a.rank, d)) continue;
     copyUnits(reinterpret_cast<U*>(slot<T>(a, d, parity, a.rank)), inChunk<T, U>(a, chunkFor(a, d)), b, e, t);
   }
 }

@@ -85,8 +85,8 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
   const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
   // Send: data lines to every receiver of this rank's data, a token line to the others (so
   // every rank hears from every peer in every operation: the parity reuse argument).
-  for (int d = 0; d < n; ++d) {
-    if (d == me) continue;
+  for (int k = 1; k < n; ++k) {
+    const int d = (me + k) % n;  // staggered, as in oneShot's push
     if (dataFlows(a, me, d)) {
       const U* src = inChunk<T, U>(a, chunkFor(a, d));
       uint4* dst = lines(a, d, parity, me);

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The machine-level steps on a machine of more than two GPUs (issue 7): topology against
+# nvidia-smi, the data check on every ordered pair, the GPU tests, the doctor's time, the
+# bandwidth matrices (one-to-all and all-to-one included) and a sweep for one pair, from a build
+# made elsewhere (docs/gpu-machine.md). Lighter than gpu_suite.sh, whose every testcase twice
+# grows with the square of the GPU count. Usage: scripts/many_gpu_suite.sh BUILD_DIR LOG_DIR
+set -u
+source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"
+: > "$out/summary.txt"
+STEP_TIMEOUT=${STEP_TIMEOUT:-240}
+last=$(( $(nvidia-smi -L | wc -l) - 1 ))
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "host: $(hostname), kernel $(uname -r)"
+  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total --format=csv
+  echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
+} > "$out/machine.txt" 2>&1
+step ctest-gpu ctest --test-dir "$build" -L gpu --output-on-failure
+step nvsmi-topo nvidia-smi topo -m
+step nvsmi-p2p-read nvidia-smi topo -p2p r
+step nvsmi-nvlink nvidia-smi nvlink -s
+step snapshot "$g" snapshot -o "$out/snapshot.json"
+step topo "$g" topo
+step topo-json "$g" topo --json
+step check "$g" check
+step check-json "$g" check --json
+step doctor "$g" doctor
+step doctor-json "$g" doctor --json
+step bench-p2p "$g" bench -t ce_read,ce_write,ce_bidir,sm_read,sm_write,sm_bidir,sm_copy,ce_one_to_all,ce_all_to_one -i 3
+step bench-host-latency "$g" bench -t h2d,d2h,latency_chase,latency_ce,latency_pingpong -i 3
+step bench-no-p2p "$g" bench -t ce_no_p2p -s 64M -i 3
+step sweep-far-pair "$g" bench --sweep -t ce_write,sm_copy -b 8 -e 1G -f 2 --pair 0,$last

@@ -1,0 +1,227 @@
+// The collectives on more than two GPUs: every operation by every algorithm on all visible GPUs
+// and on three of them (an odd count, where reduce-scatter's chunks, send/recv's ring and the
+// two-shot remainder take shapes two ranks never show), back-to-back operations, one CUDA graph
+// over all GPUs, and the copies staged through host memory. Skipped below three GPUs.
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "collective_gpu_support.hpp"
+#include "gpu_test_support.hpp"
+
+namespace gpupeer {
+namespace {
+
+using testing::Ranks;
+
+const CollOp kAllOps[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
+                          CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
+
+// GPUs 0..n-1, n the visible count up to a communicator's limit.
+std::vector<int> firstGpus(std::size_t n) {
+  std::vector<int> devices;
+  for (int d = 0; d < static_cast<int>(std::min<std::size_t>(n, kMaxCommRanks)); ++d) devices.push_back(d);
+  return devices;
+}
+
+// Every visible GPU, and three of them where more are visible.
+std::vector<std::vector<int>> gpuSets() {
+  std::vector<std::vector<int>> sets = {firstGpus(testing::machine().gpus.size())};
+  if (sets[0].size() > 3) sets.push_back(firstGpus(3));
+  return sets;
+}
+
+CommunicatorOptions options(const char* algorithm) {
+  CommunicatorOptions o;
+  o.oneShotSlotBytes = 256u << 10;  // 100003 floats go in pieces
+  o.ceSlotBytes = 4u << 20;         // 1 MiB chunks, four positions
+  o.algorithm = algorithm;
+  return o;
+}
+
+// The operations a forced algorithm serves (see chooseAlgorithm).
+bool serves(const char* algo, CollOp op) {
+  const std::string a = algo;
+  if (a == "twoshot") return op == CollOp::kAllReduce;
+  if (a == "pull") return pullSupports(op);
+  return true;
+}
+
+TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
+  GPUPEER_REQUIRE_GPUS(3);
+  for (const std::vector<int>& devices : gpuSets()) {
+    const int n = static_cast<int>(devices.size());
+    SCOPED_TRACE(::testing::Message() << n << " GPUs");
+    Ranks ranks(8u << 20, devices);
+    // "" is the table's choice.
+    for (const char* algo : {"oneshot", "ce", "pull", "twoshot", ""}) {
+      SCOPED_TRACE(algo);
+      auto comm = Communicator::create(devices, options(algo));
+      ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+      ASSERT_EQ(comm.value()->ranks(), n);
+      for (CollOp op : kAllOps) {
+        if (!serves(algo, op)) continue;
+        for (DataType t : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt8})
+          // 1 and 4097 are not a multiple of 8 bytes; 16 goes in 16-byte lines; 100003 floats
+          // exceed a one-shot slot and, times the ranks, a copy-engine chunk.
+          for (std::size_t count : {std::size_t{1}, std::size_t{16}, std::size_t{4097}, std::size_t{100003}})
+            for (int root : {0, n - 1}) {
+              if (root && op != CollOp::kBroadcast && op != CollOp::kReduce) continue;
+              testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kSum, root, count, 0, false);
+              testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMax, root, count, 0, true);
+              testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMin, root, count, dataTypeSize(t), true);
+            }
+      }
+    }
+  }
+}
+
+TEST(CollectivesManyGpus, LargerAllReducesGoTwoShotByTheTable) {
+  GPUPEER_REQUIRE_GPUS(3);
+  const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
+  const int n = static_cast<int>(devices.size());
+  Ranks ranks(16u << 20, devices);
+  auto comm = Communicator::create(devices, options(""));
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  // ~1 MB: reduce-scatter and all-gather by the one-shot kernel; ~12 MB: reduce-scatter by
+  // pull (in place too) and all-gather by the copy engines; both leave a remainder of n-1 or
+  // fewer elements to a one-shot all-reduce.
+  for (std::size_t count : {std::size_t{262149}, std::size_t{3000001}}) {
+    const std::size_t bytes = count * sizeof(float);
+    EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, bytes).value(), CollAlgo::kTwoShot) << bytes;
+    testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false);
+    testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kBFloat16, RedOp::kMax, 0, count, 0, true);
+    testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kInt32, RedOp::kSum, 0, count, 4, true);
+  }
+  EXPECT_EQ(n, comm.value()->ranks());
+}
+
+TEST(CollectivesManyGpus, EveryTypeAndOpOfAllReduce) {
+  GPUPEER_REQUIRE_GPUS(3);
+  const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
+  Ranks ranks(4u << 20, devices);
+  for (const char* algo : {"oneshot", "ce", "pull"}) {
+    SCOPED_TRACE(algo);
+    auto comm = Communicator::create(devices, options(algo));
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64, DataType::kInt8,
+                       DataType::kUInt8, DataType::kInt32, DataType::kInt64})
+      for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg}) {
+        if (!checkRedOpForType(op, t).isOk()) continue;
+        testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, t, op, 0, 4099, 0, false);
+        testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, t, op, 0, 70001, dataTypeSize(t), false);
+      }
+  }
+}
+
+TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
+  GPUPEER_REQUIRE_GPUS(3);
+  const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
+  const int n = static_cast<int>(devices.size());
+  // In-place sums starting from ones multiply every element by n: all end at n^k only if no
+  // operation overtook another. As many as int32 holds.
+  int k = 0;
+  long long expect = 1;
+  while (expect * n < (1ll << 31) - 1) {
+    expect *= n;
+    ++k;
+  }
+  for (const char* algo : {"oneshot", "ce", "twoshot", ""}) {
+    SCOPED_TRACE(algo);
+    auto comm = Communicator::create(devices, options(algo));
+    ASSERT_TRUE(comm.isOk());
+    for (std::size_t count : {std::size_t{512}, std::size_t{1u << 20}}) {
+      SCOPED_TRACE(count);
+      Ranks ranks(count * 4, devices);
+      std::vector<std::int32_t> ones(count, 1);
+      std::vector<const void*> send;
+      std::vector<void*> same;
+      for (int r = 0; r < n; ++r) {
+        cudaSetDevice(devices[r]);
+        ASSERT_EQ(cudaMemcpy(ranks.send[r].get(), ones.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the DMA of a pageable cudaMemcpy may outlive the call
+        send.push_back(ranks.send[r].get());
+        same.push_back(ranks.send[r].get());
+      }
+      for (int i = 0; i < k; ++i)
+        ASSERT_TRUE(comm.value()->allReduce(send, same, count, DataType::kInt32, RedOp::kSum, ranks.raw).isOk());
+      ranks.sync();
+      ASSERT_TRUE(comm.value()->checkBarriers().isOk());
+      std::vector<std::int32_t> got(count);
+      for (int r = 0; r < n; ++r) {
+        cudaSetDevice(devices[r]);
+        ASSERT_EQ(cudaMemcpy(got.data(), ranks.send[r].get(), count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_EQ(std::count(got.begin(), got.end(), static_cast<std::int32_t>(expect)), static_cast<long>(count))
+            << "rank " << r << " after " << k << " sums";
+      }
+    }
+  }
+}
+
+TEST(CollectivesManyGpus, OneGraphOverAllGpusReplays) {
+  GPUPEER_REQUIRE_GPUS(3);
+  const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
+  const int n = static_cast<int>(devices.size());
+  for (const char* algo : {"oneshot", "ce", "twoshot", "pull"}) {
+    SCOPED_TRACE(algo);
+    auto comm = Communicator::create(devices, options(algo));
+    ASSERT_TRUE(comm.isOk());
+    Ranks ranks(8u << 20, devices);
+    const std::size_t count = 300001;
+    Event fork;
+    std::vector<Event> joins(n);
+    ASSERT_TRUE(fork.create(devices[0]).isOk());
+    for (int r = 0; r < n; ++r) ASSERT_TRUE(joins[r].create(devices[r]).isOk());
+    cudaGraphExec_t exec = nullptr;
+    // Captured once (the first replay runs it), replayed twice more: the device-side operation
+    // counters carry the barriers from one replay to the next.
+    auto launch = [&](const std::vector<const void*>& s, const std::vector<void*>& out) -> Status {
+      cudaSetDevice(devices[0]);
+      if (cudaStreamBeginCapture(ranks.raw[0], cudaStreamCaptureModeRelaxed) != cudaSuccess)
+        return Status(ErrorCode::kCuda, "begin capture");
+      cudaEventRecord(fork.get(), ranks.raw[0]);
+      for (int r = 1; r < n; ++r) {
+        cudaSetDevice(devices[r]);
+        cudaStreamWaitEvent(ranks.raw[r], fork.get(), 0);
+      }
+      Status st;
+      for (int i = 0; i < 3 && st.isOk(); ++i)
+        st = comm.value()->run(CollOp::kAllReduce, s, out, count, DataType::kFloat32, RedOp::kSum, 0, ranks.raw);
+      for (int r = 1; r < n; ++r) {
+        cudaSetDevice(devices[r]);
+        cudaEventRecord(joins[r].get(), ranks.raw[r]);
+        cudaSetDevice(devices[0]);
+        cudaStreamWaitEvent(ranks.raw[0], joins[r].get(), 0);
+      }
+      cudaSetDevice(devices[0]);
+      cudaGraph_t graph = nullptr;
+      cudaError_t end = cudaStreamEndCapture(ranks.raw[0], &graph);
+      if (!st.isOk()) return st;
+      if (end != cudaSuccess) return Status(ErrorCode::kCuda, cudaGetErrorString(end));
+      if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) return Status(ErrorCode::kCuda, "instantiate");
+      cudaGraphDestroy(graph);
+      for (int i = 0; i < 3; ++i)
+        if (cudaGraphLaunch(exec, ranks.raw[0]) != cudaSuccess) return Status(ErrorCode::kCuda, "graph launch");
+      return Status::ok();
+    };
+    testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false,
+                         launch);
+    if (exec) cudaGraphExecDestroy(exec);
+  }
+}
+
+TEST(CollectivesManyGpus, WithoutP2pTheCopiesGoThroughHostMemory) {
+  GPUPEER_REQUIRE_GPUS(3);
+  const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
+  setenv("GPUPEER_P2P_DISABLE", "1", 1);
+  auto comm = Communicator::create(devices);
+  unsetenv("GPUPEER_P2P_DISABLE");
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  EXPECT_FALSE(comm.value()->p2p());
+  Ranks ranks(1u << 20, devices);
+  for (CollOp op : kAllOps)
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, 1, 4099, 4, false);
+}
+
+}  // namespace
+}  // namespace gpupeer
