@@ -44,32 +44,33 @@ const std::vector<AlgoRule>& algorithmTable() {
   // algorithm costs ~20 us. Rows are searched in order: where pull cannot serve a request
   // (in-place all-reduce, buffers not from cudaMalloc) the rows after it decide.
   //
-  // From 3 GPUs on (measured on 4x H200 behind NVSwitches, scripts/tune_ranks.sh, bench/results/
-  // 2026-11-22-h200x4-*): one-shot, pull and the copy-engine all-reduce each move n-1 times the
-  // message out of (or into) every GPU, against 2(n-1)/n for reduce-scatter + all-gather, so
-  // all-reduce goes two-shot above the small sizes, its halves choosing by these rows.
+  // From 3 GPUs on (measured on 4x H200 behind NVSwitches by scripts/tune_ranks.sh, bench/
+  // results/2026-11-22-h200x4-tuning): one-shot, pull and the copy-engine all-reduce each move
+  // n-1 times the message out of (or into) every GPU, against 2(n-1)/n for reduce-scatter +
+  // all-gather, so all-reduce goes two-shot above 256 KiB (graph: 10.6 against 11.5 us at
+  // 256 KiB, 14.9 against 14.4 at 512 KiB), its halves choosing by these rows. Reduce-scatter
+  // by the one-shot kernel won at every size (256 MiB: 740 us; copy engines 887, pull 2338);
+  // all-gather, alltoall, reduce and broadcast leave it for the copy engines above 16 MiB
+  // (all-gather at 64 MiB: 164 against 172 us).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 2u << 20, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kPull},
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 0, CollAlgo::kTwoShot},
       {CollOp::kReduceScatter, 2, 2, 4u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 2, 2, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduceScatter, 2, 2, 32u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduceScatter, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduceScatter, 3, kMaxCommRanks, 64u << 20, CollAlgo::kPull},
-      {CollOp::kReduceScatter, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kOneShot},
       {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kReduce, 2, 2, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduce, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduce, 3, kMaxCommRanks, 128u << 20, CollAlgo::kPull},
-      {CollOp::kReduce, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllGather, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllToAll, 2, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllToAll, 2, 2, 8u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllToAll, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kSendRecv, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
   };
   return kTable;

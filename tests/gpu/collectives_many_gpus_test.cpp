@@ -80,13 +80,13 @@ TEST(CollectivesManyGpus, LargerAllReducesGoTwoShotByTheTable) {
   GPUPEER_REQUIRE_GPUS(3);
   const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
-  Ranks ranks(16u << 20, devices);
+  Ranks ranks(32u << 20, devices);
   auto comm = Communicator::create(devices, options(""));
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-  // ~1 MB: reduce-scatter and all-gather by the one-shot kernel; ~12 MB: reduce-scatter by
-  // pull (in place too) and all-gather by the copy engines; both leave a remainder of n-1 or
-  // fewer elements to a one-shot all-reduce.
-  for (std::size_t count : {std::size_t{262149}, std::size_t{3000001}}) {
+  // ~1 MB: both halves by the one-shot kernel; ~20 MB: reduce-scatter by the one-shot kernel
+  // in pieces, all-gather by the copy engines; both leave a remainder of fewer than n elements
+  // to a one-shot all-reduce.
+  for (std::size_t count : {std::size_t{262149}, std::size_t{5000001}}) {
     const std::size_t bytes = count * sizeof(float);
     EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, bytes).value(), CollAlgo::kTwoShot) << bytes;
     testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false);

@@ -23,8 +23,11 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndSwitchesToCopyEnginesWhenLar
     for (int ranks = 2; ranks <= kMaxCommRanks; ++ranks) {
       SCOPED_TRACE(::testing::Message() << collOpName(op) << " on " << ranks);
       EXPECT_EQ(chooseAlgorithm(op, 8, ranks, true, "").value(), CollAlgo::kOneShot);
-      // From 3 GPUs, a large all-reduce is a reduce-scatter and an all-gather.
-      const CollAlgo large = op == CollOp::kAllReduce && ranks > 2 ? CollAlgo::kTwoShot : CollAlgo::kCopyEngine;
+      // From 3 GPUs, a large all-reduce is a reduce-scatter and an all-gather, and a
+      // reduce-scatter stays with the one-shot kernel.
+      CollAlgo large = CollAlgo::kCopyEngine;
+      if (ranks > 2 && op == CollOp::kAllReduce) large = CollAlgo::kTwoShot;
+      if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kOneShot;
       EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "").value(), large);
     }
   // The rows are searched in order; a size exactly at a bound belongs to that row (a row
@@ -42,15 +45,16 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndSwitchesToCopyEnginesWhenLar
             CollAlgo::kOneShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "", algorithmTable(), false).value(),
             CollAlgo::kCopyEngine);
-  // From 3 GPUs: two-shot above 512 KiB, whether pull may serve or not; its halves by their rows.
+  // From 3 GPUs: two-shot above 256 KiB, whether pull may serve or not; its halves by their rows.
   for (int ranks : {3, 4, 8}) {
-    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, ranks, true, "").value(), CollAlgo::kOneShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 20, ranks, true, "").value(), CollAlgo::kTwoShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 256u << 10, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, ranks, true, "").value(), CollAlgo::kTwoShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 20, ranks, true, "", algorithmTable(), false).value(),
               CollAlgo::kTwoShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 16u << 20, ranks, true, "").value(), CollAlgo::kPull);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 128u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 16u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 128u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 16u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 32u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 32u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
   }
 }
 
