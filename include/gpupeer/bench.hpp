@@ -24,6 +24,12 @@ struct Stats {
 };
 Stats summarize(std::vector<double> values);
 
+/// GB/s of transfers of `bytesEach` that started together and took `seconds` each: all the
+/// bytes over the time until the last one ended (0 when there is none or a time is not
+/// positive). The sum of each transfer's own rate overstates this when the transfers share an
+/// engine or a port and partly run one after another.
+double togetherGbps(std::size_t bytesEach, const std::vector<double>& seconds);
+
 /// "512M", "1G", "4096", "8K", "2MiB" -> bytes. Errors name the text.
 Result<std::size_t> parseByteSize(const std::string& text);
 /// nccl-tests sizes: begin, begin*factor, ... up to and including end.

@@ -21,6 +21,14 @@ Stats summarize(std::vector<double> values) {
   return s;
 }
 
+double togetherGbps(std::size_t bytesEach, const std::vector<double>& seconds) {
+  if (seconds.empty()) return 0;
+  const double last = *std::max_element(seconds.begin(), seconds.end());
+  const double first = *std::min_element(seconds.begin(), seconds.end());
+  if (first <= 0) return 0;
+  return static_cast<double>(bytesEach) * seconds.size() / last / 1e9;
+}
+
 Result<std::size_t> parseByteSize(const std::string& text) {
   size_t pos = 0;
   while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;

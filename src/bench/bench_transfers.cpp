@@ -202,9 +202,7 @@ Result<std::vector<BenchCell>> measureTransfers(const Snapshot& s, const BenchOp
     for (size_t p = 0; p < timed.size(); ++p) seconds[laneOfPart[p]] = std::max(seconds[laneOfPart[p]], r.value()[p]);
     for (size_t i = 0; i < lanes.size(); ++i) gbps[i].push_back(bytes / seconds[i] / 1e9);
     // Every lane starts when the gate opens, so the last to end bounds them all.
-    if (together)
-      together->push_back(static_cast<double>(bytes) * lanes.size() /
-                          *std::max_element(seconds.begin(), seconds.end()) / 1e9);
+    if (together) together->push_back(togetherGbps(bytes, seconds));
   }
   std::vector<BenchCell> cells;
   for (size_t i = 0; i < lanes.size(); ++i) {

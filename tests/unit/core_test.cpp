@@ -136,6 +136,15 @@ TEST(BenchPure, StatisticsAndSizes) {
   EXPECT_EQ(formatBytes(1000), "1000 B");
 }
 
+TEST(BenchPure, TransfersTogetherCountAllBytesOverTheTimeToTheLastOne) {
+  // Three 1 GB copies that a shared engine ran one after another (1, 2 and 3 ms): their own
+  // rates add up to 1000 + 500 + 333 GB/s, together they moved 3 GB in 3 ms.
+  EXPECT_DOUBLE_EQ(togetherGbps(1'000'000'000, {1e-3, 2e-3, 3e-3}), 1000.0);
+  EXPECT_DOUBLE_EQ(togetherGbps(1'000'000'000, {2e-3, 2e-3}), 1000.0);
+  EXPECT_EQ(togetherGbps(1'000'000'000, {}), 0.0);
+  EXPECT_EQ(togetherGbps(1'000'000'000, {1e-3, 0.0}), 0.0);
+}
+
 TEST(BenchRender, MatrixMarksLowFiguresAndFormatsParse) {
   BenchResult r;
   r.key = "ce_write";

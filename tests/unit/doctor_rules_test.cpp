@@ -27,7 +27,8 @@ const Finding* findingOf(const DoctorReport& r, const std::string& rule) {
 }
 
 TEST(DoctorFixtures, HealthyMachinesHaveNoFindings) {
-  for (const char* name : {"snapshot_hgx_h100_8gpu.json", "snapshot_h200_2gpu_captured.json"}) {
+  for (const char* name :
+       {"snapshot_hgx_h100_8gpu.json", "snapshot_h200_2gpu_captured.json", "snapshot_h200_4gpu_captured.json"}) {
     DoctorReport r = diagnose(fixture(name), nullptr);
     EXPECT_TRUE(r.findings.empty()) << name << ": first finding " << (r.findings.empty() ? "" : r.findings[0].rule);
     EXPECT_NE(r.verdict.find("P2P healthy"), std::string::npos) << r.verdict;

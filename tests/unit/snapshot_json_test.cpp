@@ -47,7 +47,8 @@ testing::AssertionResult contains(const std::string& text, const std::string& ne
 const std::vector<std::string> kFixtures = {
     "snapshot_hgx_h100_8gpu.json",        "snapshot_pcie_4gpu_two_switches.json",
     "snapshot_consumer_2gpu_no_p2p.json", "snapshot_degraded_nvlink_pcie.json",
-    "snapshot_mig_one_gpu.json",          "snapshot_h200_2gpu_captured.json"};
+    "snapshot_mig_one_gpu.json",          "snapshot_h200_2gpu_captured.json",
+    "snapshot_h200_4gpu_captured.json"};
 
 // ---- every fixture ----------------------------------------------------------------------
 

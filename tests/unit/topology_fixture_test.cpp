@@ -2,6 +2,7 @@
 // the text report and its JSON form.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -345,6 +346,52 @@ TEST(H200, CaptureIsNv18WithP2pOk) {
     EXPECT_DOUBLE_EQ(lim.gbps, 18 * kNvlink4);
     EXPECT_EQ(s.driverVersion.valueOr(""), "580.159.04");
     EXPECT_EQ(s.cudaDriverVersion.valueOr(0), 13000);
+  }
+}
+
+// ---- 4x H200 behind NVSwitches (captured on the 4-GPU test machine) --------------------------
+
+// The GPU-to-GPU cells of `nvidia-smi topo -m` as printed (tabs, an underlined header line).
+std::vector<std::vector<std::string>> nvidiaSmiMatrix(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::vector<std::vector<std::string>> rows;
+  std::size_t gpus = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> cells;
+    for (std::string w; words >> w;) cells.push_back(w);
+    if (cells.empty()) continue;
+    if (gpus == 0 && line.find("GPU0") != std::string::npos) {  // the header: count its GPU columns
+      for (const std::string& c : cells)
+        if (c.find("GPU") != std::string::npos && c != "GPU") ++gpus;
+      continue;
+    }
+    if (cells[0].rfind("GPU", 0) != 0 || cells.size() < gpus + 1) continue;
+    rows.emplace_back(cells.begin() + 1, cells.begin() + 1 + static_cast<std::ptrdiff_t>(gpus));
+  }
+  return rows;
+}
+
+TEST(H200x4, CaptureAgreesWithNvidiaSmiAndEveryPairIsNv18ThroughTheSwitches) {
+  Snapshot s = load("snapshot_h200_4gpu_captured.json");
+  ASSERT_EQ(s.gpus.size(), 4u);
+  const auto smi = nvidiaSmiMatrix(std::string(GPUPEER_TEST_DATA_DIR) + "/nvsmi_topo_h200_4gpu.txt");
+  ASSERT_EQ(smi.size(), 4u);
+  EXPECT_EQ(matrix(s), smi);
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) {
+      if (a == b) continue;
+      EXPECT_EQ(p2pStatus(s, a, b).state, State::kOk) << a << "->" << b;
+      LinkLimit lim = theoreticalLinkLimit(s, a, b);
+      EXPECT_EQ(lim.medium, "NVLink");
+      EXPECT_DOUBLE_EQ(lim.gbps, 18 * kNvlink4);
+    }
+  // Every link of every GPU goes to a switch, none to a peer directly.
+  for (const Gpu& g : s.gpus) {
+    ASSERT_TRUE(g.nvlinks.known());
+    EXPECT_EQ(g.nvlinks.value().size(), 18u);
+    for (const NvLink& l : g.nvlinks.value()) EXPECT_TRUE(l.active && l.remoteType == LinkRemote::kSwitch);
   }
 }
 
