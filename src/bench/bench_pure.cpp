@@ -24,8 +24,8 @@ Stats summarize(std::vector<double> values) {
 double togetherGbps(std::size_t bytesEach, const std::vector<double>& seconds) {
   if (seconds.empty()) return 0;
   const double last = *std::max_element(seconds.begin(), seconds.end());
-  const double first = *std::min_element(seconds.begin(), seconds.end());
-  if (first <= 0) return 0;
+  const double shortest = *std::min_element(seconds.begin(), seconds.end());
+  if (shortest <= 0) return 0;
   return static_cast<double>(bytesEach) * seconds.size() / last / 1e9;
 }
 
