@@ -7,20 +7,10 @@ set -u
 build=${1:?build dir}; out=${2:?log dir}
 export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on shared machines
 mkdir -p "$out"; : > "$out/summary.txt"
-# The build folder holds the absolute paths of the machine it was built on (CTest files):
-# recreate that path with a symlink so ctest finds its binaries.
-built_at=$(sed -n 's/^# Build directory: //p' "$build/CTestTestfile.cmake" 2>/dev/null)
-if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
-  mkdir -p "$(dirname "$(dirname "$built_at")")"
-  ln -s "$(cd "$(dirname "$build")" && pwd)" "$(dirname "$built_at")"
-fi
 g="$build/gpupeer"
 source "$(dirname "$0")/logged_steps.sh"
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "host: $(hostname), kernel $(uname -r)"
-  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total --format=csv
-  echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
-} > "$out/machine.txt" 2>&1
+link_build_path "$build"
+write_machine_info
 step nvsmi-topo nvidia-smi topo -m
 step nvsmi-p2p-read nvidia-smi topo -p2p r
 step nvsmi-nvlink nvidia-smi nvlink -s

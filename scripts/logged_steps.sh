@@ -10,6 +10,27 @@ begin_logs() {
   mkdir -p "$out"
 }
 
+# link_build_path BUILD_DIR: the CTest files of a build name the absolute path it was built at;
+# where the build was carried to another path, recreate that one as a symlink so ctest finds
+# its binaries.
+link_build_path() {
+  local built_at
+  built_at=$(sed -n 's/^# Build directory: //p' "$1/CTestTestfile.cmake" 2>/dev/null)
+  if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
+    mkdir -p "$(dirname "$(dirname "$built_at")")"
+    ln -s "$(cd "$(dirname "$1")" && pwd)" "$(dirname "$built_at")"
+  fi
+}
+
+# write_machine_info: date, host, the GPUs and the NCCL setting in $out/machine.txt.
+write_machine_info() {
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "host: $(hostname), kernel $(uname -r)"
+    nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total --format=csv
+    echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
+  } > "$out/machine.txt" 2>&1
+}
+
 # step NAME COMMAND...: one log per step, and a line (exit code, time) in $out/summary.txt.
 step() {
   local name=$1; shift

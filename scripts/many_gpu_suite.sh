@@ -9,12 +9,15 @@ source "$(dirname "$0")/logged_steps.sh"
 begin_logs "${1:?build dir}" "${2:?log dir}"
 : > "$out/summary.txt"
 STEP_TIMEOUT=${STEP_TIMEOUT:-240}
-last=$(( $(nvidia-smi -L | wc -l) - 1 ))
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "host: $(hostname), kernel $(uname -r)"
-  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total --format=csv
-  echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
-} > "$out/machine.txt" 2>&1
+link_build_path "$build"
+# The last GPU this process sees (CUDA_VISIBLE_DEVICES, else every GPU; MIG lines not counted).
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  visible=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+else
+  visible=$(nvidia-smi --query-gpu=index --format=csv,noheader | grep -c .)
+fi
+last=$((visible - 1))
+write_machine_info
 step ctest-gpu ctest --test-dir "$build" -L gpu --output-on-failure
 step nvsmi-topo nvidia-smi topo -m
 step nvsmi-p2p-read nvidia-smi topo -p2p r

@@ -49,7 +49,8 @@ const std::vector<AlgoRule>& algorithmTable() {
   // n-1 times the message out of (or into) every GPU, against 2(n-1)/n for reduce-scatter +
   // all-gather, so all-reduce goes two-shot above 256 KiB (graph: 10.6 against 11.5 us at
   // 256 KiB, 14.9 against 14.4 at 512 KiB), its halves choosing by these rows. Reduce-scatter
-  // by the one-shot kernel won at every size (256 MiB: 740 us; copy engines 887, pull 2338);
+  // by the one-shot kernel won at every size out of place (256 MiB: 740 us; copy engines 887,
+  // pull 2338, though pull took 661 in place);
   // all-gather, alltoall, reduce and broadcast leave it for the copy engines above 16 MiB
   // (all-gather at 64 MiB: 164 against 172 us).
   static const std::vector<AlgoRule> kTable = {

@@ -200,6 +200,34 @@ TEST(CollectivesGpu, OneGraphOverBothGpusReplays) {
   }
 }
 
+TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // GPU-written flags instead of events between the ranks' streams (GPUPEER_CE_SIGNALS=flags):
+  // a flag written twice before its reader clears it is seen once, and the next wait never
+  // returns. Reduces back to back with the root moving are where a rank that is not the root
+  // used to run ahead of its peers' side streams (copy_engine_path.cpp, reducing()).
+  std::vector<int> devices;
+  for (int d = 0; d < static_cast<int>(std::min<std::size_t>(testing::machine().gpus.size(), kMaxCommRanks)); ++d)
+    devices.push_back(d);
+  const int n = static_cast<int>(devices.size());
+  setenv("GPUPEER_CE_SIGNALS", "flags", 1);
+  auto comm = Communicator::create(devices, options("ce"));
+  unsetenv("GPUPEER_CE_SIGNALS");
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  Ranks ranks(1u << 20, devices);
+  std::vector<const void*> send;
+  std::vector<void*> recv;
+  for (int r = 0; r < n; ++r) {
+    send.push_back(ranks.send[r].get());
+    recv.push_back(ranks.recv[r].get());
+  }
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(
+        comm.value()->run(CollOp::kReduce, send, recv, 4099, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
+  for (CollOp op : kAllOps)
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
+}
+
 TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   GPUPEER_REQUIRE_GPUS(2);
   setenv("GPUPEER_P2P_DISABLE", "1", 1);

@@ -84,8 +84,8 @@ TEST(CollectivesManyGpus, LargerAllReducesGoTwoShotByTheTable) {
   auto comm = Communicator::create(devices, options(""));
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   // ~1 MB: both halves by the one-shot kernel; ~20 MB: reduce-scatter by the one-shot kernel
-  // in pieces, all-gather by the copy engines; both leave a remainder of fewer than n elements
-  // to a one-shot all-reduce.
+  // in pieces, all-gather by the copy engines. On 4 GPUs both counts leave one element to a
+  // one-shot all-reduce (on 3, none: both divide by 3).
   for (std::size_t count : {std::size_t{262149}, std::size_t{5000001}}) {
     const std::size_t bytes = count * sizeof(float);
     EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, bytes).value(), CollAlgo::kTwoShot) << bytes;
