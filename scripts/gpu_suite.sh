@@ -11,13 +11,7 @@ g="$build/gpupeer"
 source "$(dirname "$0")/logged_steps.sh"
 link_build_path "$build"
 write_machine_info
-step nvsmi-topo nvidia-smi topo -m
-step nvsmi-p2p-read nvidia-smi topo -p2p r
-step nvsmi-nvlink nvidia-smi nvlink -s
-step snapshot "$g" snapshot -o "$out/snapshot.json"
-step topo "$g" topo
-step topo-json "$g" topo --json
-step check "$g" check
+topology_steps
 step check-json "$g" check --json --devices 1,0
 step check-bad-dup "$g" check --devices 0,0
 step check-bad-index "$g" check --devices 0,7

@@ -31,6 +31,17 @@ write_machine_info() {
   } > "$out/machine.txt" 2>&1
 }
 
+# topology_steps: nvidia-smi's view of the machine beside gpupeer's (snapshot, topo, check).
+topology_steps() {
+  step nvsmi-topo nvidia-smi topo -m
+  step nvsmi-p2p-read nvidia-smi topo -p2p r
+  step nvsmi-nvlink nvidia-smi nvlink -s
+  step snapshot "$g" snapshot -o "$out/snapshot.json"
+  step topo "$g" topo
+  step topo-json "$g" topo --json
+  step check "$g" check
+}
+
 # step NAME COMMAND...: one log per step, and a line (exit code, time) in $out/summary.txt.
 step() {
   local name=$1; shift

@@ -19,13 +19,7 @@ fi
 last=$((visible - 1))
 write_machine_info
 step ctest-gpu ctest --test-dir "$build" -L gpu --output-on-failure
-step nvsmi-topo nvidia-smi topo -m
-step nvsmi-p2p-read nvidia-smi topo -p2p r
-step nvsmi-nvlink nvidia-smi nvlink -s
-step snapshot "$g" snapshot -o "$out/snapshot.json"
-step topo "$g" topo
-step topo-json "$g" topo --json
-step check "$g" check
+topology_steps
 step check-json "$g" check --json
 step doctor "$g" doctor
 step doctor-json "$g" doctor --json

@@ -1,10 +1,12 @@
 #pragma once
-// Buffers and streams on GPUs 0 and 1, and one collective run and checked against the host
-// reference on every rank: shared by the communicator's GPU tests.
+// Buffers and streams on a set of GPUs (0 and 1 by default), one collective run and checked
+// against the host reference on every rank, and all-reduces replayed in a CUDA graph: shared by
+// the communicator's GPU tests.
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <vector>
 
 #include "cuda/device_memory.hpp"
@@ -12,6 +14,16 @@
 #include "gpupeer/communicator.hpp"
 
 namespace gpupeer::testing {
+
+/// The collectives tests' communicator: small scratch, so that test sizes go in pieces, and
+/// `algorithm` forced ("" for the table's choice).
+inline CommunicatorOptions options(const char* algorithm) {
+  CommunicatorOptions o;
+  o.oneShotSlotBytes = 256u << 10;  // 100003 floats go in pieces
+  o.ceSlotBytes = 4u << 20;         // 1 MiB chunks, four positions
+  o.algorithm = algorithm;
+  return o;
+}
 
 struct Ranks {
   std::vector<int> devices;
@@ -104,6 +116,86 @@ inline void runAndCheck(Communicator& comm, Ranks& ranks, CollOp op, DataType ty
               [&](const std::vector<const void*>& s, const std::vector<void*>& r) {
                 return comm.run(op, s, r, count, type, redop, root, ranks.raw);
               });
+}
+
+/// An operation in the three arrangements the GPU tests check: out of place (sum), in place
+/// (max), and in place one element off the 16-byte alignment (min).
+inline void runAndCheckArrangements(Communicator& comm, Ranks& ranks, CollOp op, DataType type, int root,
+                                    std::size_t count) {
+  runAndCheck(comm, ranks, op, type, RedOp::kSum, root, count, 0, false);
+  runAndCheck(comm, ranks, op, type, RedOp::kMax, root, count, 0, true);
+  runAndCheck(comm, ranks, op, type, RedOp::kMin, root, count, dataTypeSize(type), true);
+}
+
+/// Three all-reduces of `count` floats captured in one CUDA graph over every rank's stream
+/// (forked from rank 0's and joined back into it), then the graph launched three times: the
+/// first launch runs the capture, the next two replay it, and the device-side operation
+/// counters carry the barriers from one replay to the next. A launch for runAndCheck.
+class GraphReplay {
+ public:
+  GraphReplay(Communicator& comm, Ranks& ranks, std::size_t count) : comm_(comm), ranks_(ranks), count_(count) {
+    const int n = static_cast<int>(ranks.devices.size());
+    joins_.resize(n);
+    EXPECT_TRUE(fork_.create(ranks.devices[0]).isOk());
+    for (int r = 0; r < n; ++r) EXPECT_TRUE(joins_[r].create(ranks.devices[r]).isOk());
+  }
+  ~GraphReplay() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+  }
+  Status operator()(const std::vector<const void*>& send, const std::vector<void*>& recv) {
+    const std::vector<int>& dev = ranks_.devices;
+    const int n = static_cast<int>(dev.size());
+    cudaSetDevice(dev[0]);
+    if (cudaStreamBeginCapture(ranks_.raw[0], cudaStreamCaptureModeRelaxed) != cudaSuccess)
+      return Status(ErrorCode::kCuda, "begin capture");
+    cudaEventRecord(fork_.get(), ranks_.raw[0]);
+    for (int r = 1; r < n; ++r) {
+      cudaSetDevice(dev[r]);
+      cudaStreamWaitEvent(ranks_.raw[r], fork_.get(), 0);
+    }
+    Status st;
+    for (int i = 0; i < 3 && st.isOk(); ++i)
+      st = comm_.run(CollOp::kAllReduce, send, recv, count_, DataType::kFloat32, RedOp::kSum, 0, ranks_.raw);
+    for (int r = 1; r < n; ++r) {
+      cudaSetDevice(dev[r]);
+      cudaEventRecord(joins_[r].get(), ranks_.raw[r]);
+      cudaSetDevice(dev[0]);
+      cudaStreamWaitEvent(ranks_.raw[0], joins_[r].get(), 0);
+    }
+    cudaSetDevice(dev[0]);
+    cudaGraph_t graph = nullptr;
+    cudaError_t end = cudaStreamEndCapture(ranks_.raw[0], &graph);
+    if (!st.isOk()) return st;
+    if (end != cudaSuccess) return Status(ErrorCode::kCuda, cudaGetErrorString(end));
+    if (cudaGraphInstantiate(&exec_, graph, 0) != cudaSuccess) return Status(ErrorCode::kCuda, "instantiate");
+    cudaGraphDestroy(graph);
+    for (int i = 0; i < 3; ++i)
+      if (cudaGraphLaunch(exec_, ranks_.raw[0]) != cudaSuccess) return Status(ErrorCode::kCuda, "graph launch");
+    return Status::ok();
+  }
+
+ private:
+  Communicator& comm_;
+  Ranks& ranks_;
+  std::size_t count_;
+  Event fork_;
+  std::vector<Event> joins_;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+/// Three all-reduces in one graph over `devices`, replayed (GraphReplay), by every algorithm
+/// that serves an all-reduce, checked on every rank.
+inline void checkAllReduceGraphs(const std::vector<int>& devices) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "pull"}) {
+    SCOPED_TRACE(algo);
+    auto comm = Communicator::create(devices, options(algo));
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    Ranks ranks(8u << 20, devices);
+    const std::size_t count = 300001;
+    GraphReplay launch(*comm.value(), ranks, count);
+    runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false,
+                std::ref(launch));
+  }
 }
 
 }  // namespace gpupeer::testing

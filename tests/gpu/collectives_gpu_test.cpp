@@ -16,13 +16,7 @@ using testing::Ranks;
 const CollOp kAllOps[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
                           CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
 
-CommunicatorOptions options(const char* algorithm) {
-  CommunicatorOptions o;
-  o.oneShotSlotBytes = 256u << 10;  // 100003 floats go in pieces
-  o.ceSlotBytes = 4u << 20;         // 1 MiB chunks, four positions
-  o.algorithm = algorithm;
-  return o;
-}
+using testing::options;
 
 TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
   GPUPEER_REQUIRE_GPUS(2);
@@ -39,9 +33,7 @@ TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
              {std::size_t{1}, std::size_t{16}, std::size_t{4097}, std::size_t{8192}, std::size_t{100003}})
           for (int root : {0, 1}) {
             if (root && op != CollOp::kBroadcast && op != CollOp::kReduce) continue;
-            testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kSum, root, count, 0, false);
-            testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMax, root, count, 0, true);
-            testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMin, root, count, dataTypeSize(t), true);
+            testing::runAndCheckArrangements(*comm.value(), ranks, op, t, root, count);
           }
   }
 }
@@ -158,46 +150,7 @@ TEST(CollectivesGpu, MixedOperationsBackToBack) {
 
 TEST(CollectivesGpu, OneGraphOverBothGpusReplays) {
   GPUPEER_REQUIRE_GPUS(2);
-  for (const char* algo : {"oneshot", "ce", "twoshot", "pull"}) {
-    SCOPED_TRACE(algo);
-    auto comm = Communicator::create({0, 1}, options(algo));
-    ASSERT_TRUE(comm.isOk());
-    Ranks ranks(8u << 20);
-    const std::size_t count = 300001;
-    Event fork, join;
-    ASSERT_TRUE(fork.create(0).isOk());
-    ASSERT_TRUE(join.create(1).isOk());
-    cudaGraphExec_t exec = nullptr;
-    // Captured once (the first replay runs it), replayed twice more: the device-side operation
-    // counters carry the barrier from one replay to the next.
-    auto launch = [&](const std::vector<const void*>& s, const std::vector<void*>& r) -> Status {
-      cudaSetDevice(0);
-      if (cudaStreamBeginCapture(ranks.raw[0], cudaStreamCaptureModeRelaxed) != cudaSuccess)
-        return Status(ErrorCode::kCuda, "begin capture");
-      cudaEventRecord(fork.get(), ranks.raw[0]);
-      cudaSetDevice(1);
-      cudaStreamWaitEvent(ranks.raw[1], fork.get(), 0);
-      Status st;
-      for (int i = 0; i < 3 && st.isOk(); ++i)
-        st = comm.value()->run(CollOp::kAllReduce, s, r, count, DataType::kFloat32, RedOp::kSum, 0, ranks.raw);
-      cudaSetDevice(1);
-      cudaEventRecord(join.get(), ranks.raw[1]);
-      cudaSetDevice(0);
-      cudaStreamWaitEvent(ranks.raw[0], join.get(), 0);
-      cudaGraph_t graph = nullptr;
-      cudaError_t end = cudaStreamEndCapture(ranks.raw[0], &graph);
-      if (!st.isOk()) return st;
-      if (end != cudaSuccess) return Status(ErrorCode::kCuda, cudaGetErrorString(end));
-      if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) return Status(ErrorCode::kCuda, "instantiate");
-      cudaGraphDestroy(graph);
-      for (int i = 0; i < 3; ++i)
-        if (cudaGraphLaunch(exec, ranks.raw[0]) != cudaSuccess) return Status(ErrorCode::kCuda, "graph launch");
-      return Status::ok();
-    };
-    testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false,
-                         launch);
-    if (exec) cudaGraphExecDestroy(exec);
-  }
+  testing::checkAllReduceGraphs({0, 1});
 }
 
 TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {

@@ -31,13 +31,7 @@ std::vector<std::vector<int>> gpuSets() {
   return sets;
 }
 
-CommunicatorOptions options(const char* algorithm) {
-  CommunicatorOptions o;
-  o.oneShotSlotBytes = 256u << 10;  // 100003 floats go in pieces
-  o.ceSlotBytes = 4u << 20;         // 1 MiB chunks, four positions
-  o.algorithm = algorithm;
-  return o;
-}
+using testing::options;
 
 // The operations a forced algorithm serves (see chooseAlgorithm).
 bool serves(const char* algo, CollOp op) {
@@ -67,9 +61,7 @@ TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
           for (std::size_t count : {std::size_t{1}, std::size_t{16}, std::size_t{4097}, std::size_t{100003}})
             for (int root : {0, n - 1}) {
               if (root && op != CollOp::kBroadcast && op != CollOp::kReduce) continue;
-              testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kSum, root, count, 0, false);
-              testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMax, root, count, 0, true);
-              testing::runAndCheck(*comm.value(), ranks, op, t, RedOp::kMin, root, count, dataTypeSize(t), true);
+              testing::runAndCheckArrangements(*comm.value(), ranks, op, t, root, count);
             }
       }
     }
@@ -160,54 +152,7 @@ TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
 
 TEST(CollectivesManyGpus, OneGraphOverAllGpusReplays) {
   GPUPEER_REQUIRE_GPUS(3);
-  const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
-  const int n = static_cast<int>(devices.size());
-  for (const char* algo : {"oneshot", "ce", "twoshot", "pull"}) {
-    SCOPED_TRACE(algo);
-    auto comm = Communicator::create(devices, options(algo));
-    ASSERT_TRUE(comm.isOk());
-    Ranks ranks(8u << 20, devices);
-    const std::size_t count = 300001;
-    Event fork;
-    std::vector<Event> joins(n);
-    ASSERT_TRUE(fork.create(devices[0]).isOk());
-    for (int r = 0; r < n; ++r) ASSERT_TRUE(joins[r].create(devices[r]).isOk());
-    cudaGraphExec_t exec = nullptr;
-    // Captured once (the first replay runs it), replayed twice more: the device-side operation
-    // counters carry the barriers from one replay to the next.
-    auto launch = [&](const std::vector<const void*>& s, const std::vector<void*>& out) -> Status {
-      cudaSetDevice(devices[0]);
-      if (cudaStreamBeginCapture(ranks.raw[0], cudaStreamCaptureModeRelaxed) != cudaSuccess)
-        return Status(ErrorCode::kCuda, "begin capture");
-      cudaEventRecord(fork.get(), ranks.raw[0]);
-      for (int r = 1; r < n; ++r) {
-        cudaSetDevice(devices[r]);
-        cudaStreamWaitEvent(ranks.raw[r], fork.get(), 0);
-      }
-      Status st;
-      for (int i = 0; i < 3 && st.isOk(); ++i)
-        st = comm.value()->run(CollOp::kAllReduce, s, out, count, DataType::kFloat32, RedOp::kSum, 0, ranks.raw);
-      for (int r = 1; r < n; ++r) {
-        cudaSetDevice(devices[r]);
-        cudaEventRecord(joins[r].get(), ranks.raw[r]);
-        cudaSetDevice(devices[0]);
-        cudaStreamWaitEvent(ranks.raw[0], joins[r].get(), 0);
-      }
-      cudaSetDevice(devices[0]);
-      cudaGraph_t graph = nullptr;
-      cudaError_t end = cudaStreamEndCapture(ranks.raw[0], &graph);
-      if (!st.isOk()) return st;
-      if (end != cudaSuccess) return Status(ErrorCode::kCuda, cudaGetErrorString(end));
-      if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) return Status(ErrorCode::kCuda, "instantiate");
-      cudaGraphDestroy(graph);
-      for (int i = 0; i < 3; ++i)
-        if (cudaGraphLaunch(exec, ranks.raw[0]) != cudaSuccess) return Status(ErrorCode::kCuda, "graph launch");
-      return Status::ok();
-    };
-    testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false,
-                         launch);
-    if (exec) cudaGraphExecDestroy(exec);
-  }
+  testing::checkAllReduceGraphs(firstGpus(testing::machine().gpus.size()));
 }
 
 TEST(CollectivesManyGpus, WithoutP2pTheCopiesGoThroughHostMemory) {
