@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -14,6 +15,13 @@
 #include "gpupeer/communicator.hpp"
 
 namespace gpupeer::testing {
+
+/// GPUs 0..n-1, at most as many as a communicator takes.
+inline std::vector<int> firstGpus(std::size_t n) {
+  std::vector<int> devices;
+  for (int d = 0; d < static_cast<int>(std::min<std::size_t>(n, kMaxCommRanks)); ++d) devices.push_back(d);
+  return devices;
+}
 
 /// The collectives tests' communicator: small scratch, so that test sizes go in pieces, and
 /// `algorithm` forced ("" for the table's choice).

@@ -159,9 +159,7 @@ TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
   // a flag written twice before its reader clears it is seen once, and the next wait never
   // returns. Reduces back to back with the root moving are where a rank that is not the root
   // used to run ahead of its peers' side streams (copy_engine_path.cpp, reducing()).
-  std::vector<int> devices;
-  for (int d = 0; d < static_cast<int>(std::min<std::size_t>(testing::machine().gpus.size(), kMaxCommRanks)); ++d)
-    devices.push_back(d);
+  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
   setenv("GPUPEER_CE_SIGNALS", "flags", 1);
   auto comm = Communicator::create(devices, options("ce"));

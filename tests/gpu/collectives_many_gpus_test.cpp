@@ -17,12 +17,7 @@ using testing::Ranks;
 const CollOp kAllOps[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
                           CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
 
-// GPUs 0..n-1, n the visible count up to a communicator's limit.
-std::vector<int> firstGpus(std::size_t n) {
-  std::vector<int> devices;
-  for (int d = 0; d < static_cast<int>(std::min<std::size_t>(n, kMaxCommRanks)); ++d) devices.push_back(d);
-  return devices;
-}
+using testing::firstGpus;
 
 // Every visible GPU, and three of them where more are visible.
 std::vector<std::vector<int>> gpuSets() {
