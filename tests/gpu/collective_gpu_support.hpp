@@ -16,6 +16,9 @@
 
 namespace gpupeer::testing {
 
+inline constexpr CollOp kAllOps[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
+                                     CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
+
 /// GPUs 0..n-1, at most as many as a communicator takes.
 inline std::vector<int> firstGpus(std::size_t n) {
   std::vector<int> devices;

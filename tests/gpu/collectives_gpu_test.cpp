@@ -13,8 +13,7 @@ namespace {
 
 using testing::Ranks;
 
-const CollOp kAllOps[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
-                          CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
+using testing::kAllOps;
 
 using testing::options;
 

@@ -14,8 +14,7 @@ namespace {
 
 using testing::Ranks;
 
-const CollOp kAllOps[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
-                          CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
+using testing::kAllOps;
 
 using testing::firstGpus;
 
@@ -28,13 +27,8 @@ std::vector<std::vector<int>> gpuSets() {
 
 using testing::options;
 
-// The operations a forced algorithm serves (see chooseAlgorithm).
-bool serves(const char* algo, CollOp op) {
-  const std::string a = algo;
-  if (a == "twoshot") return op == CollOp::kAllReduce;
-  if (a == "pull") return pullSupports(op);
-  return true;
-}
+// Whether a forced algorithm serves `op` (chooseAlgorithm refuses the others).
+bool serves(const char* algo, CollOp op) { return chooseAlgorithm(op, 8, 2, true, algo).isOk(); }
 
 TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
   GPUPEER_REQUIRE_GPUS(3);
