@@ -14,9 +14,13 @@
 namespace gpupeer {
 
 enum class CollAlgo {
-  kOneShot,     ///< one SM kernel: push to peers' scratch, flag barrier, finish locally
-  kTwoShot,     ///< all-reduce as reduce-scatter then all-gather (each by its own choice)
-  kRing,        ///< named so GPUPEER_ALGO=ring gets a clear answer; not implemented
+  kOneShot,  ///< one SM kernel: push to peers' scratch, flag barrier, finish locally
+  kTwoShot,  ///< all-reduce as reduce-scatter then all-gather (each by its own choice)
+  /// Copy engines carry every byte from rank r to r+1 only, in chunks that follow each other
+  /// around (ring_path.cpp): P2P needed only between neighbours, each GPU's ports carry the
+  /// message once (broadcast and reduce as a chain from or to the root). Not alltoall;
+  /// send/recv is already a shift to the next rank (copy engines).
+  kRing,
   kCopyEngine,  ///< copy engines move the data, a local kernel reduces, pipelined in chunks
   /// One SM kernel per rank that reads every peer's input straight from the peer's buffer
   /// and reduces as it reads (all-reduce, reduce-scatter, reduce): no scratch, no copy, a
@@ -42,17 +46,22 @@ struct AlgoRule {
 /// The built-in table, from the measurements in bench/results (see bench/README.md).
 const std::vector<AlgoRule>& algorithmTable();
 
-/// The algorithm for `op` moving `bytes` (nccl-tests' size column) on `ranks` GPUs. Without
-/// P2P only the copy engine works (CUDA stages the copies through host memory). `override`
-/// is GPUPEER_ALGO's value ("" = none): honoured where it can work, else kInvalidArgument or
-/// kUnsupported saying why (ring is not implemented; two-shot is all-reduce only; pull is for
-/// all-reduce, reduce-scatter and reduce; one-shot, two-shot and pull need P2P).
-/// `pullAllowed` false (a request pull cannot serve: see kPull) skips the pull rows and a pull
-/// override: the next row that matches decides.
+/// The algorithm for `op` moving `bytes` (nccl-tests' size column) on `ranks` GPUs; `p2p`:
+/// between every pair. Without it only copies and local reductions work (CUDA stages a copy
+/// between GPUs without P2P through host memory): the ring where `ringP2p` (P2P from every
+/// rank to the next and back), else the copy engines. `override` is GPUPEER_ALGO's value
+/// ("" = none): honoured where it can work, else kInvalidArgument or kUnsupported saying why
+/// (two-shot is all-reduce only; pull is for all-reduce, reduce-scatter and reduce; the ring is
+/// not for alltoall, and is the copy engines for send/recv; one-shot, two-shot and pull need
+/// P2P). `pullAllowed` false (a request pull cannot serve: see kPull) skips the pull rows and a
+/// pull override: the next row that matches decides.
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
-                                 const std::vector<AlgoRule>& table = algorithmTable(), bool pullAllowed = true);
+                                 const std::vector<AlgoRule>& table = algorithmTable(), bool pullAllowed = true,
+                                 bool ringP2p = false);
 
 /// Whether kPull can do `op` at all (all-reduce, reduce-scatter, reduce).
 bool pullSupports(CollOp op);
+/// Whether kRing can do `op` (all but alltoall).
+bool ringSupports(CollOp op);
 
 }  // namespace gpupeer

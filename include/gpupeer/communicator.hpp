@@ -35,6 +35,14 @@ struct CommunicatorOptions {
   /// Copy-engine scratch per rank and sender: ranks x this per rank. A message up to this size
   /// per sender goes without waiting for slots to free up; larger ones reuse them in turn.
   std::size_t ceSlotBytes = 128u << 20;
+  /// The ring's chunks, which follow each other from GPU to GPU (reduce chunks stay within a
+  /// quarter of the copy-engine scratch). Broadcast and reduce (one chain, whose far end idles
+  /// until the first chunk arrives): about this size (GPUPEER_RING_CHUNK). All-gather,
+  /// reduce-scatter and all-reduce (every link busy from the start): at least
+  /// ringSpreadChunkBytes (GPUPEER_RING_SPREAD_CHUNK). Each chunk costs ~5-8 us of signalling
+  /// on 4x H200 (bench/results/2026-11-22-h200x4-s5-ring).
+  std::size_t ringChunkBytes = 8u << 20;
+  std::size_t ringSpreadChunkBytes = 32u << 20;
   /// The algorithm override; by default GPUPEER_ALGO's value at create().
   std::string algorithm = "from-environment";
 };

@@ -51,8 +51,10 @@ const std::vector<AlgoRule>& algorithmTable() {
   // 256 KiB, 14.9 against 14.4 at 512 KiB), its halves choosing by these rows. Reduce-scatter
   // by the one-shot kernel won at every size out of place (256 MiB: 740 us; copy engines 887,
   // pull 2338, though pull took 661 in place);
-  // all-gather, alltoall, reduce and broadcast leave it for the copy engines above 16 MiB
-  // (all-gather at 64 MiB: 164 against 172 us).
+  // all-gather and alltoall leave it for the copy engines above 16 MiB (all-gather at 64 MiB:
+  // 164 against 172 us). Broadcast and reduce go down the ring above 16 MiB (bench/results/
+  // 2026-11-22-h200x4-s5-ring): the copy engines pass the whole message through the root's one
+  // port once per peer (4 GPUs, 512 MiB: ring 1944 and 1677 us, copy engines 4090 and 4109).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 2u << 20, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kPull},
@@ -67,9 +69,11 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduce, 2, 2, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},
       {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kRing},
       {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kRing},
       {CollOp::kAllToAll, 2, 2, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kAllToAll, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kSendRecv, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
@@ -83,32 +87,39 @@ namespace {
 const char* onlyFor(CollAlgo algo, CollOp op) {
   if (algo == CollAlgo::kTwoShot && op != CollOp::kAllReduce) return "all_reduce only";
   if (algo == CollAlgo::kPull && !pullSupports(op)) return "all_reduce, reduce_scatter and reduce";
+  if (algo == CollAlgo::kRing && !ringSupports(op))
+    return "all_reduce, all_gather, reduce_scatter, broadcast, reduce and sendrecv";
   return nullptr;
 }
 
 }  // namespace
 
+bool ringSupports(CollOp op) { return op != CollOp::kAllToAll; }
+
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
-                                 const std::vector<AlgoRule>& table, bool pullAllowed) {
+                                 const std::vector<AlgoRule>& table, bool pullAllowed, bool ringP2p) {
+  // Send/recv is a shift to the next rank: the ring's one step, which the copy engines take.
+  auto ringFor = [op] { return op == CollOp::kSendRecv ? CollAlgo::kCopyEngine : CollAlgo::kRing; };
   if (!override.empty()) {
     Result<CollAlgo> parsed = parseCollAlgo(override);
     if (!parsed.isOk()) return parsed.status();
     CollAlgo forced = parsed.value();
-    if (forced == CollAlgo::kRing)
-      return GPUPEER_ERROR(ErrorCode::kUnsupported,
-                           "GPUPEER_ALGO=ring: the ring is not implemented (every GPU set so far had P2P between all "
-                           "pairs); use oneshot, twoshot, pull or ce");
     if (const char* only = onlyFor(forced, op))
       return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("GPUPEER_ALGO={} applies to {}, not {}",
                                                                     collAlgoName(forced), only, collOpName(op)));
+    // The ring and the copy engines only copy and reduce locally: without P2P, CUDA stages
+    // their copies through host memory.
+    if (forced == CollAlgo::kRing) return ringFor();
     if (!p2p && forced != CollAlgo::kCopyEngine)
       return GPUPEER_ERROR(ErrorCode::kUnsupported,
                            fmt::format("GPUPEER_ALGO={}: needs P2P between all GPUs, which is not available; only ce "
-                                       "(copies staged through host memory) works",
+                                       "and ring (copies staged through host memory where a pair has no P2P) work",
                                        collAlgoName(forced)));
     if (forced != CollAlgo::kPull || pullAllowed) return forced;
   }
-  if (!p2p) return CollAlgo::kCopyEngine;
+  // Without P2P between some pairs but with it from every rank to the next, the ring keeps to
+  // P2P links; the copy engines would stage some copies through host memory.
+  if (!p2p) return ringP2p && ringSupports(op) ? ringFor() : CollAlgo::kCopyEngine;
   for (const AlgoRule& rule : table)
     if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
         (rule.upToBytes == 0 || bytes <= rule.upToBytes) && (pullAllowed || rule.algo != CollAlgo::kPull))

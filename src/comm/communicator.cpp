@@ -114,7 +114,9 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   for (auto [name, bytes] :
        {std::pair{"GPUPEER_CE_SLOT", &impl->options.ceSlotBytes},
         std::pair{"GPUPEER_ONESHOT_SLOT", &impl->options.oneShotSlotBytes},
-        std::pair{"GPUPEER_ONESHOT_STEP", &impl->oneShotStepBytes}, std::pair{"GPUPEER_LL_SLOT", &impl->lineSlotBytes}})
+        std::pair{"GPUPEER_ONESHOT_STEP", &impl->oneShotStepBytes}, std::pair{"GPUPEER_LL_SLOT", &impl->lineSlotBytes},
+        std::pair{"GPUPEER_RING_CHUNK", &impl->options.ringChunkBytes},
+        std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes}})
     if (const char* v = std::getenv(name)) {
       Result<std::size_t> parsed = parseByteSize(v);
       if (!parsed.isOk()) return parsed.status();
@@ -132,6 +134,11 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          "communicator options: one-shot slots of at least 4 KiB, a multiple of 256 bytes; copy-engine "
                          "slots of at least 1 MiB, a multiple of 4 KiB");
+  if (o.ringChunkBytes < 4096 || o.ringSpreadChunkBytes < 4096)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("ring chunks (GPUPEER_RING_CHUNK, GPUPEER_RING_SPREAD_CHUNK) of at least 4 KiB, "
+                                     "not {} and {} bytes",
+                                     o.ringChunkBytes, o.ringSpreadChunkBytes));
   if (impl->lineSlotBytes < 4096 || impl->lineSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL_SLOT: at least 4 KiB, a multiple of 4 KiB");
   if (options.algorithm == "from-environment") {
@@ -143,25 +150,38 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     Result<CollAlgo> parsed = parseCollAlgo(impl->algorithmOverride);
     if (!parsed.isOk()) return parsed.status();
   }
-  // P2P between every pair, or the reason the copies will be staged through host memory.
+  // P2P between every pair, or the reason the copies will be staged through host memory; and
+  // whether each rank still reaches the next one (rank order, the ring's links) by P2P.
+  bool disabled = false;
   for (const char* name : {"GPUPEER_P2P_DISABLE", "NCCL_P2P_DISABLE"})
-    if (envSet(name) && impl->p2p) {
+    if (envSet(name) && !disabled) {
+      disabled = true;
       impl->p2p = false;
       impl->transport = fmt::format("P2P disabled by {}=1: copies staged through host memory", name);
     }
-  for (int a : devices)
-    for (int b : devices) {
-      if (a == b || !impl->p2p) continue;
+  std::set<std::pair<int, int>> missing;
+  for (int i = 0; i < n && !disabled; ++i)
+    for (int k = 0; k < n; ++k) {
+      if (i == k) continue;
+      const int a = devices[i], b = devices[k];
       if (Status st = PeerAccess::process().enable(a, b); !st.isOk()) {
+        if (missing.empty())
+          impl->transport =
+              fmt::format("no P2P from GPU{} to GPU{} ({}): copies staged through host memory", a, b, st.message());
+        missing.insert({i, k});
         impl->p2p = false;
-        impl->transport =
-            fmt::format("no P2P from GPU{} to GPU{} ({}): copies staged through host memory", a, b, st.message());
       }
     }
+  impl->ringP2p = !disabled;
+  for (int i = 0; i < n; ++i)
+    if (missing.count({i, (i + 1) % n}) || missing.count({(i + 1) % n, i})) impl->ringP2p = false;
   if (impl->p2p)
     impl->transport = fmt::format("P2P between all {} GPUs", n);
-  else
-    GPUPEER_WARN("communicator: {}", impl->transport);
+  else if (impl->ringP2p)
+    impl->transport += fmt::format(
+        "; the ring (every rank to the next in rank order) runs over P2P for all-reduce, all-gather, "
+        "reduce-scatter, broadcast and reduce");
+  if (!impl->p2p) GPUPEER_WARN("communicator: {}", impl->transport);
   impl->ranks.resize(n);
   const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
   for (int r = 0; r < n; ++r) {
@@ -201,7 +221,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
 
 Result<CollAlgo> Communicator::algorithmFor(CollOp op, std::size_t bytes, bool inPlace) const {
   return chooseAlgorithm(op, bytes, impl_->n(), impl_->p2p, impl_->algorithmOverride, algorithmTable(),
-                         pullCanServe(op, inPlace, true));
+                         pullCanServe(op, inPlace, true), impl_->ringP2p);
 }
 
 namespace {
@@ -287,9 +307,9 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
     case CollAlgo::kCopyEngine: return runCopyEngine(c, q);
     case CollAlgo::kTwoShot: return runTwoShot(c, q);
     case CollAlgo::kPull: return runPull(c, q);
-    case CollAlgo::kRing: break;
+    case CollAlgo::kRing: return runRing(c, q);
   }
-  return GPUPEER_ERROR(ErrorCode::kUnsupported, "the ring algorithm is not implemented");
+  return GPUPEER_ERROR(ErrorCode::kInternal, "unknown algorithm");
 }
 
 }  // namespace
@@ -310,9 +330,9 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
   if (count == 0) return Status::ok();
   bool inPlace = false;
   for (int r = 0; r < impl_->n(); ++r) inPlace = inPlace || isInPlace(q, r);
-  Result<CollAlgo> algo =
-      chooseAlgorithm(op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p,
-                      impl_->algorithmOverride, algorithmTable(), pullCanServe(op, inPlace, q.peersCanRead));
+  Result<CollAlgo> algo = chooseAlgorithm(op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p,
+                                          impl_->algorithmOverride, algorithmTable(),
+                                          pullCanServe(op, inPlace, q.peersCanRead), impl_->ringP2p);
   if (!algo.isOk()) return algo.status();
   CollAlgo chosen = algo.value();
   // In place, alltoall and send/recv would have copy engines overwrite inputs that other

@@ -46,7 +46,8 @@ struct Communicator::Impl {
   std::vector<int> devices;
   CommunicatorOptions options;
   std::string algorithmOverride;
-  bool p2p = true;
+  bool p2p = true;       // between every pair
+  bool ringP2p = false;  // from every rank to the next and back (true where p2p is)
   std::string transport;
   // Measurement knobs of the one-shot kernel (GPUPEER_ONESHOT_BLOCKS, GPUPEER_ONESHOT_STEP;
   // 0: the kernel's defaults) and the size of its low-latency slots.
@@ -74,8 +75,29 @@ struct Communicator::Impl {
   std::uint32_t* counters(int r) const { return static_cast<std::uint32_t*>(ranks[r].counters.get()); }
 };
 
+// Flags of RankSignals: arrival at the operation, end of a sender's copies, and per pipeline
+// position "chunk landed" (sender to receiver) and "position reduced, free again" (receiver to
+// sender).
+inline constexpr int kArrive = 0, kDone = 1, kLanded = 2;
+inline int freedFlag(int position) { return kLanded + kMaxCePositions + position; }
+
+inline const char* at(const void* p, std::size_t bytes) { return static_cast<const char*>(p) + bytes; }
+inline char* at(void* p, std::size_t bytes) { return static_cast<char*>(p) + bytes; }
+
+/// Every rank's side stream (copyStream) starts after its own stream reaches the operation and
+/// after every peer has arrived at it: no copy lands in a buffer that the previous operation
+/// may still use (copy_engine_path.cpp).
+Status beginSideStreams(Communicator::Impl& c, const CollRequest& q);
+/// Every rank's stream continues after its side stream and, when `awaitPeers`, after every
+/// peer's side stream; the side streams rejoin the ranks' streams, as graph capture requires.
+Status endSideStreams(Communicator::Impl& c, const CollRequest& q, bool awaitPeers);
+/// cudaMemcpyAsync of `bytes` on `stream` of `device`; nothing for 0 bytes or dst == src.
+Status copyOn(int device, void* dst, const void* src, std::size_t bytes, cudaStream_t stream);
+
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
 Status runPull(Communicator::Impl& c, const CollRequest& q);
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);
+/// The ring (ring_path.cpp): every byte moves from rank r to rank r+1 by copy engine.
+Status runRing(Communicator::Impl& c, const CollRequest& q);
 
 }  // namespace gpupeer

@@ -14,62 +14,6 @@
 namespace gpupeer {
 namespace {
 
-const char* at(const void* p, std::size_t bytes) { return static_cast<const char*>(p) + bytes; }
-char* at(void* p, std::size_t bytes) { return static_cast<char*>(p) + bytes; }
-
-// Flags of RankSignals: arrival at the operation, end of a sender's copies, and per pipeline
-// slot "chunk landed" (sender to receiver) and "slot reduced, free again" (receiver to sender).
-constexpr int kArrive = 0, kDone = 1, kLanded = 2;
-int freedFlag(int position) { return kLanded + kMaxCePositions + position; }
-
-// Each rank's side stream starts after the rank's own stream reaches this operation and after
-// every peer has arrived at it: no copy lands in a buffer (user or scratch) that the previous
-// operation may still be using.
-Status beginBarrier(Communicator::Impl& c, const CollRequest& q) {
-  for (int r = 0; r < c.n(); ++r) {
-    const int d = c.devices[r];
-    GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
-    GPUPEER_CUDA_CHECK(d, cudaEventRecord(c.ranks[r].start.get(), q.streams[r]));
-    GPUPEER_CUDA_CHECK(d, cudaStreamWaitEvent(c.ranks[r].copyStream.get(), c.ranks[r].start.get(), 0));
-    for (int k = 0; k < c.n(); ++k)
-      if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.post(r, q.streams[r], k, kArrive));
-  }
-  for (int r = 0; r < c.n(); ++r) {
-    GPUPEER_CUDA_CHECK(c.devices[r], cudaSetDevice(c.devices[r]));
-    for (int k = 0; k < c.n(); ++k)
-      if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, c.ranks[r].copyStream.get(), k, kArrive));
-  }
-  return Status::ok();
-}
-
-// Each rank's stream continues after its own side stream's copies (which read its buffers)
-// and, when `awaitPeers`, after every peer's side stream (its copies into this rank's
-// buffers). The side streams rejoin the rank's streams here, as a graph capture requires.
-Status endBarrier(Communicator::Impl& c, const CollRequest& q, bool awaitPeers) {
-  for (int r = 0; r < c.n(); ++r) {
-    const int d = c.devices[r];
-    GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
-    if (awaitPeers)
-      for (int k = 0; k < c.n(); ++k)
-        if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.post(r, c.ranks[r].copyStream.get(), k, kDone));
-    GPUPEER_CUDA_CHECK(d, cudaEventRecord(c.ranks[r].copiesDone.get(), c.ranks[r].copyStream.get()));
-    GPUPEER_CUDA_CHECK(d, cudaStreamWaitEvent(q.streams[r], c.ranks[r].copiesDone.get(), 0));
-  }
-  if (awaitPeers)
-    for (int r = 0; r < c.n(); ++r) {
-      GPUPEER_CUDA_CHECK(c.devices[r], cudaSetDevice(c.devices[r]));
-      for (int k = 0; k < c.n(); ++k)
-        if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, q.streams[r], k, kDone));
-    }
-  return Status::ok();
-}
-
-Status copy(int device, void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
-  if (bytes == 0 || dst == src) return Status::ok();
-  GPUPEER_CUDA_CHECK(device, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
-  return Status::ok();
-}
-
 // all-reduce, reduce-scatter, reduce: chunk j of every sender's contribution is copied into
 // the receiver's scratch (the sender's slot, position j mod positions); once it has landed the
 // receiver reduces it into its output while the next chunks are on the wire. A sender reuses
@@ -95,7 +39,7 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
   auto slotOf = [&](int d, int sender, std::size_t j) {
     return at(c.ranks[d].ceScratch.get(), sender * slotBytes + (j % positions) * chunkBytes);
   };
-  GPUPEER_RETURN_IF_ERROR(beginBarrier(c, q));
+  GPUPEER_RETURN_IF_ERROR(beginSideStreams(c, q));
   for (std::size_t j = 0; j < chunks; ++j) {
     const std::size_t first = j * chunk, len = std::min(chunk, q.count - first);
     const int slot = static_cast<int>(j % positions);
@@ -111,7 +55,7 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
         if (!receives(d)) continue;
         if (j >= positions) GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, side, d, freedFlag(slot)));
         GPUPEER_RETURN_IF_ERROR(
-            copy(dev, slotOf(d, r, j), at(q.send[r], (sourceOffset(d) + first) * es), len * es, side));
+            copyOn(dev, slotOf(d, r, j), at(q.send[r], (sourceOffset(d) + first) * es), len * es, side));
         GPUPEER_RETURN_IF_ERROR(c.signals.post(r, side, d, kLanded + slot));
       }
       GPUPEER_CUDA_CHECK(dev, cudaEventRecord(c.ranks[r].copied[slot].get(), side));
@@ -141,7 +85,7 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
   // root waits for no peer above, so without it it could post the next operation's arrival
   // before a peer's side stream consumed this one's (a flag written twice is read once: with
   // GPUPEER_CE_SIGNALS=flags the next operation would wait forever).
-  return endBarrier(c, q, q.op == CollOp::kReduce);
+  return endSideStreams(c, q, q.op == CollOp::kReduce);
 }
 
 // all-gather, broadcast, alltoall, send/recv: plain copies, straight into the receivers'
@@ -149,12 +93,12 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
 Status copying(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type), bytes = q.count * es;
-  GPUPEER_RETURN_IF_ERROR(beginBarrier(c, q));
+  GPUPEER_RETURN_IF_ERROR(beginSideStreams(c, q));
   for (int r = 0; r < n; ++r) {
     const int dev = c.devices[r];
     GPUPEER_CUDA_CHECK(dev, cudaSetDevice(dev));
     auto send = [&](int d, const void* src, void* dst) {
-      return copy(dev, dst, src, bytes, d == r ? q.streams[r] : c.ranks[r].copyStream.get());
+      return copyOn(dev, dst, src, bytes, d == r ? q.streams[r] : c.ranks[r].copyStream.get());
     };
     for (int k = 0; k < n; ++k) {
       const int d = (r + k) % n;  // staggered: see reducing()
@@ -173,10 +117,58 @@ Status copying(Communicator::Impl& c, const CollRequest& q) {
       }
     }
   }
-  return endBarrier(c, q, true);
+  return endSideStreams(c, q, true);
 }
 
 }  // namespace
+
+Status copyOn(int device, void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0 || dst == src) return Status::ok();
+  GPUPEER_CUDA_CHECK(device, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
+  return Status::ok();
+}
+
+// Each rank's side stream starts after the rank's own stream reaches this operation and after
+// every peer has arrived at it: no copy lands in a buffer (user or scratch) that the previous
+// operation may still be using.
+Status beginSideStreams(Communicator::Impl& c, const CollRequest& q) {
+  for (int r = 0; r < c.n(); ++r) {
+    const int d = c.devices[r];
+    GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
+    GPUPEER_CUDA_CHECK(d, cudaEventRecord(c.ranks[r].start.get(), q.streams[r]));
+    GPUPEER_CUDA_CHECK(d, cudaStreamWaitEvent(c.ranks[r].copyStream.get(), c.ranks[r].start.get(), 0));
+    for (int k = 0; k < c.n(); ++k)
+      if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.post(r, q.streams[r], k, kArrive));
+  }
+  for (int r = 0; r < c.n(); ++r) {
+    GPUPEER_CUDA_CHECK(c.devices[r], cudaSetDevice(c.devices[r]));
+    for (int k = 0; k < c.n(); ++k)
+      if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, c.ranks[r].copyStream.get(), k, kArrive));
+  }
+  return Status::ok();
+}
+
+// Each rank's stream continues after its own side stream's copies (which read its buffers)
+// and, when `awaitPeers`, after every peer's side stream (its copies into this rank's
+// buffers). The side streams rejoin the rank's streams here, as a graph capture requires.
+Status endSideStreams(Communicator::Impl& c, const CollRequest& q, bool awaitPeers) {
+  for (int r = 0; r < c.n(); ++r) {
+    const int d = c.devices[r];
+    GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
+    if (awaitPeers)
+      for (int k = 0; k < c.n(); ++k)
+        if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.post(r, c.ranks[r].copyStream.get(), k, kDone));
+    GPUPEER_CUDA_CHECK(d, cudaEventRecord(c.ranks[r].copiesDone.get(), c.ranks[r].copyStream.get()));
+    GPUPEER_CUDA_CHECK(d, cudaStreamWaitEvent(q.streams[r], c.ranks[r].copiesDone.get(), 0));
+  }
+  if (awaitPeers)
+    for (int r = 0; r < c.n(); ++r) {
+      GPUPEER_CUDA_CHECK(c.devices[r], cudaSetDevice(c.devices[r]));
+      for (int k = 0; k < c.n(); ++k)
+        if (k != r) GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, q.streams[r], k, kDone));
+    }
+  return Status::ok();
+}
 
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q) {
   switch (q.op) {

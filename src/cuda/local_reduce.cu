@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(kThreads) localReduceKernel(ReduceSources s, v
 #pragma unroll
     for (int r = 0; r < kMaxCommRanks; ++r)
       if (r < s.n) v[r] = static_cast<const U*>(s.src[r])[u];
-    static_cast<U*>(out)[u] = reduceUnits<T, U>(op, v, s.n);
+    static_cast<U*>(out)[u] = reduceUnits<T, U>(op, v, s.n, s.avgOver);
   }
   if (kVectors)
     for (std::size_t i = units * kLanes + first; i < count; i += stride) {
@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(kThreads) localReduceKernel(ReduceSources s, v
 #pragma unroll
       for (int r = 0; r < kMaxCommRanks; ++r)
         if (r < s.n) v[r] = static_cast<const T*>(s.src[r])[i];
-      static_cast<T*>(out)[i] = reduceUnits<T, T>(op, v, s.n);
+      static_cast<T*>(out)[i] = reduceUnits<T, T>(op, v, s.n, s.avgOver);
     }
 }
 

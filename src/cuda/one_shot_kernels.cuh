@@ -79,6 +79,9 @@ std::size_t oneShotLineScratchBytes(int ranks, std::size_t slotBytes);
 struct ReduceSources {
   const void* src[kMaxCommRanks] = {};
   int n = 0;
+  /// avg divides by this many ranks; 0: by n. The ring adds one peer's partial sum to the
+  /// rank's own input (two sources) and the last of them divides by every rank.
+  int avgOver = 0;
 };
 cudaError_t launchLocalReduce(const ReduceSources& sources, void* out, std::size_t count, DataType type, RedOp op,
                               cudaStream_t stream);

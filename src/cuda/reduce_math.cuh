@@ -125,13 +125,13 @@ __device__ __forceinline__ void reduceStrided(RedOp op, int n, Source source, U*
 // Units of every rank, gathered first (so that all loads and polls are in flight together),
 // then reduced. Both loops unroll over kMaxCommRanks, so `sources` stays in registers.
 template <class T, class U>
-__device__ __forceinline__ U reduceUnits(RedOp op, const U (&sources)[kMaxCommRanks], int n) {
+__device__ __forceinline__ U reduceUnits(RedOp op, const U (&sources)[kMaxCommRanks], int n, int avgOver = 0) {
   UnitAcc<T, U> acc;
   acc.set(sources[0]);
 #pragma unroll
   for (int r = 1; r < kMaxCommRanks; ++r)
     if (r < n) acc.add(op, sources[r]);
-  return acc.result(op, n);
+  return acc.result(op, avgOver ? avgOver : n);
 }
 
 template <class T>

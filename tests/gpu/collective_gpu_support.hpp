@@ -19,6 +19,9 @@ namespace gpupeer::testing {
 inline constexpr CollOp kAllOps[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
                                      CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
 
+/// Whether a forced algorithm serves `op` (chooseAlgorithm refuses the others).
+inline bool serves(const char* algo, CollOp op) { return chooseAlgorithm(op, 8, 2, true, algo).isOk(); }
+
 /// GPUs 0..n-1, at most as many as a communicator takes.
 inline std::vector<int> firstGpus(std::size_t n) {
   std::vector<int> devices;
@@ -30,8 +33,9 @@ inline std::vector<int> firstGpus(std::size_t n) {
 /// `algorithm` forced ("" for the table's choice).
 inline CommunicatorOptions options(const char* algorithm) {
   CommunicatorOptions o;
-  o.oneShotSlotBytes = 256u << 10;  // 100003 floats go in pieces
-  o.ceSlotBytes = 4u << 20;         // 1 MiB chunks, four positions
+  o.oneShotSlotBytes = 256u << 10;                        // 100003 floats go in pieces
+  o.ceSlotBytes = 4u << 20;                               // 1 MiB chunks, four positions
+  o.ringChunkBytes = o.ringSpreadChunkBytes = 64u << 10;  // 100003 floats: seven ring chunks
   o.algorithm = algorithm;
   return o;
 }
@@ -197,7 +201,7 @@ class GraphReplay {
 /// Three all-reduces in one graph over `devices`, replayed (GraphReplay), by every algorithm
 /// that serves an all-reduce, checked on every rank.
 inline void checkAllReduceGraphs(const std::vector<int>& devices) {
-  for (const char* algo : {"oneshot", "ce", "twoshot", "pull"}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "pull", "ring"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();

@@ -20,11 +20,12 @@ using testing::options;
 TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
   GPUPEER_REQUIRE_GPUS(2);
   Ranks ranks(4u << 20);
-  for (const char* algo : {"oneshot", "ce"}) {
+  for (const char* algo : {"oneshot", "ce", "ring"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    for (CollOp op : kAllOps)
+    for (CollOp op : kAllOps) {
+      if (!testing::serves(algo, op)) continue;
       for (DataType t : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt8})
         // 16 and 8192 elements go in 16-byte lines (the low-latency variant), 1 and 4097 are not
         // a multiple of 8 bytes, 100003 floats exceed a scratch slot.
@@ -34,6 +35,7 @@ TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
             if (root && op != CollOp::kBroadcast && op != CollOp::kReduce) continue;
             testing::runAndCheckArrangements(*comm.value(), ranks, op, t, root, count);
           }
+    }
   }
 }
 
@@ -178,6 +180,45 @@ TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
     testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
 }
 
+TEST(CollectivesGpu, RingWithFlagSignalsAndLongPipelines) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // On every visible GPU: chunks of 4 KiB, so a link carries several hundred of them and the
+  // reduce legs go round their 64 scratch positions many times, each reuse waiting for its
+  // "freed" signal; GPU-written flags, where a signal posted twice before it is read would hang.
+  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
+  const int n = static_cast<int>(devices.size());
+  CommunicatorOptions o = options("ring");
+  o.ringChunkBytes = o.ringSpreadChunkBytes = 4096;
+  for (const char* signals : {"events", "flags"}) {
+    SCOPED_TRACE(signals);
+    setenv("GPUPEER_CE_SIGNALS", signals, 1);
+    auto comm = Communicator::create(devices, o);
+    unsetenv("GPUPEER_CE_SIGNALS");
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    Ranks ranks(8u << 20, devices);
+    const std::size_t count = (1u << 20) + 3;  // 4 MiB of floats and three more: uneven segments
+    for (CollOp op : kAllOps) {
+      if (!testing::serves("ring", op)) continue;
+      const std::size_t c = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? count / n : count;
+      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
+      testing::runAndCheck(*comm.value(), ranks, op, DataType::kBFloat16, RedOp::kAvg, 0, c, 2, true);
+    }
+    // Back to back with the root moving: no signal of one operation is taken by the next.
+    std::vector<const void*> send;
+    std::vector<void*> recv;
+    for (int r = 0; r < n; ++r) {
+      send.push_back(ranks.send[r].get());
+      recv.push_back(ranks.recv[r].get());
+    }
+    for (int i = 0; i < 12; ++i) {
+      const CollOp op = i % 3 == 0 ? CollOp::kReduce : i % 3 == 1 ? CollOp::kBroadcast : CollOp::kAllReduce;
+      ASSERT_TRUE(comm.value()->run(op, send, recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
+    }
+    testing::runAndCheck(*comm.value(), ranks, CollOp::kReduceScatter, DataType::kInt32, RedOp::kSum, 0, 70001, 0,
+                         false);
+  }
+}
+
 TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   GPUPEER_REQUIRE_GPUS(2);
   setenv("GPUPEER_P2P_DISABLE", "1", 1);
@@ -202,6 +243,19 @@ TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   unsetenv("GPUPEER_P2P_DISABLE");
   ASSERT_TRUE(oneShot.isOk());
   EXPECT_EQ(oneShot.value()->algorithmFor(CollOp::kAllReduce, 8).status().code(), ErrorCode::kUnsupported);
+  // The ring only copies and reduces locally: it works with its copies staged.
+  forced.algorithm = "ring";
+  forced.ringChunkBytes = forced.ringSpreadChunkBytes = 64u << 10;
+  setenv("GPUPEER_P2P_DISABLE", "1", 1);
+  auto ring = Communicator::create({0, 1}, forced);
+  unsetenv("GPUPEER_P2P_DISABLE");
+  ASSERT_TRUE(ring.isOk()) << ring.status().toString();
+  for (CollOp op : kAllOps)
+    if (testing::serves("ring", op)) {
+      EXPECT_EQ(ring.value()->algorithmFor(op, 8).value(),
+                op == CollOp::kSendRecv ? CollAlgo::kCopyEngine : CollAlgo::kRing);
+      testing::runAndCheck(*ring.value(), ranks, op, DataType::kFloat32, RedOp::kSum, 1, 100003, 0, false);
+    }
 }
 
 }  // namespace

@@ -27,8 +27,7 @@ std::vector<std::vector<int>> gpuSets() {
 
 using testing::options;
 
-// Whether a forced algorithm serves `op` (chooseAlgorithm refuses the others).
-bool serves(const char* algo, CollOp op) { return chooseAlgorithm(op, 8, 2, true, algo).isOk(); }
+using testing::serves;
 
 TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
   GPUPEER_REQUIRE_GPUS(3);
@@ -37,7 +36,7 @@ TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
     SCOPED_TRACE(::testing::Message() << n << " GPUs");
     Ranks ranks(8u << 20, devices);
     // "" is the table's choice.
-    for (const char* algo : {"oneshot", "ce", "pull", "twoshot", ""}) {
+    for (const char* algo : {"oneshot", "ce", "pull", "twoshot", "ring", ""}) {
       SCOPED_TRACE(algo);
       auto comm = Communicator::create(devices, options(algo));
       ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -81,7 +80,7 @@ TEST(CollectivesManyGpus, EveryTypeAndOpOfAllReduce) {
   GPUPEER_REQUIRE_GPUS(3);
   const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
   Ranks ranks(4u << 20, devices);
-  for (const char* algo : {"oneshot", "ce", "pull"}) {
+  for (const char* algo : {"oneshot", "ce", "pull", "ring"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -107,7 +106,7 @@ TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
     expect *= n;
     ++k;
   }
-  for (const char* algo : {"oneshot", "ce", "twoshot", ""}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "ring", ""}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk());

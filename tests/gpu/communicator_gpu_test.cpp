@@ -15,6 +15,8 @@ CommunicatorOptions smallScratch(const char* algorithm) {
   CommunicatorOptions o;
   o.oneShotSlotBytes = 1u << 20;  // 300001 floats (1.2 MB) go in two one-shot pieces
   o.ceSlotBytes = 1u << 20;       // and copy-engine chunks of 256 KiB rotating through four positions
+  // ring: ~150 chunks per link for 300001 floats, past its 64 positions
+  o.ringChunkBytes = o.ringSpreadChunkBytes = 4096;
   o.algorithm = algorithm;
   return o;
 }
@@ -22,7 +24,7 @@ CommunicatorOptions smallScratch(const char* algorithm) {
 TEST(CommunicatorGpu, EveryTypeAndOpMatchesTheReference) {
   GPUPEER_REQUIRE_GPUS(2);
   Ranks ranks(8u << 20);
-  for (const char* algo : {"oneshot", "ce", "twoshot"}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "ring"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, smallScratch(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -41,7 +43,7 @@ TEST(CommunicatorGpu, EveryTypeAndOpMatchesTheReference) {
 
 TEST(CommunicatorGpu, BackToBackOperationsNeedNoHostSync) {
   GPUPEER_REQUIRE_GPUS(2);
-  for (const char* algo : {"oneshot", "ce", "twoshot"}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "ring"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, smallScratch(algo));
     ASSERT_TRUE(comm.isOk());
@@ -109,8 +111,8 @@ TEST(CommunicatorGpu, BadInputIsRefusedBeforeLaunch) {
   ring.algorithm = "ring";
   auto withRing = Communicator::create({0, 1}, ring);
   ASSERT_TRUE(withRing.isOk());
-  EXPECT_EQ(withRing.value()->run(CollOp::kAllReduce, send, recv, 16, kF, kSum, 0, ranks.raw).code(),
-            ErrorCode::kUnsupported);
+  EXPECT_EQ(withRing.value()->run(CollOp::kAllToAll, send, recv, 8, kF, kSum, 0, ranks.raw).code(),
+            ErrorCode::kInvalidArgument);
   CommunicatorOptions bogus;
   bogus.algorithm = "fastest";
   EXPECT_EQ(Communicator::create({0, 1}, bogus).status().code(), ErrorCode::kInvalidArgument);

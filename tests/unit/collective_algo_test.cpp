@@ -17,7 +17,7 @@ TEST(CollectiveAlgo, NamesRoundTripAndUnknownNamesAreRefused) {
   EXPECT_NE(bad.message().find("fastest"), std::string::npos);
 }
 
-TEST(CollectiveAlgo, TheTableCoversEveryOperationAndSwitchesToCopyEnginesWhenLarge) {
+TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
   for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast, CollOp::kReduce,
                     CollOp::kAllToAll, CollOp::kSendRecv})
     for (int ranks = 2; ranks <= kMaxCommRanks; ++ranks) {
@@ -28,6 +28,9 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndSwitchesToCopyEnginesWhenLar
       CollAlgo large = CollAlgo::kCopyEngine;
       if (ranks > 2 && op == CollOp::kAllReduce) large = CollAlgo::kTwoShot;
       if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kOneShot;
+      // Broadcast and reduce go down the ring: the copy engines send it through the root's
+      // one port to every peer in turn.
+      if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kRing;
       EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "").value(), large);
     }
   // The rows are searched in order; a size exactly at a bound belongs to that row (a row
@@ -54,8 +57,13 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndSwitchesToCopyEnginesWhenLar
     EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 128u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 16u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 32u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 32u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 16u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 32u << 20, ranks, true, "").value(), CollAlgo::kRing);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 16u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 32u << 20, ranks, true, "").value(), CollAlgo::kRing);
   }
+  // On 2 GPUs the ring is one hop: the copy engines' one copy, without the chunks' signals.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 1u << 30, 2, true, "").value(), CollAlgo::kCopyEngine);
 }
 
 TEST(CollectiveAlgo, AnyTableIsFollowedInOrder) {
@@ -74,7 +82,7 @@ TEST(CollectiveAlgo, OverrideIsHonouredWhereItCanWork) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "ce").value(), CollAlgo::kCopyEngine);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "twoshot").value(), CollAlgo::kTwoShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "twoshot").status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "ring").status().code(), ErrorCode::kUnsupported);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "ring").value(), CollAlgo::kRing);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "quick").status().code(), ErrorCode::kInvalidArgument);
 }
 
@@ -97,6 +105,43 @@ TEST(CollectiveAlgo, PullServesReductionsOnlyAndStepsAsideWhereTheRequestForbids
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 500, 2, true, "pull", table, true).value(), CollAlgo::kPull);
 }
 
+TEST(CollectiveAlgo, RingServesAllButAlltoallAndLeavesSendRecvToTheCopyEngines) {
+  for (CollOp op :
+       {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast, CollOp::kReduce})
+    for (bool p2p : {true, false}) {
+      EXPECT_TRUE(ringSupports(op));
+      EXPECT_EQ(chooseAlgorithm(op, 1u << 30, 8, p2p, "ring").value(), CollAlgo::kRing) << collOpName(op);
+    }
+  EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 8, 4, true, "ring").value(), CollAlgo::kCopyEngine);
+  Status s = chooseAlgorithm(CollOp::kAllToAll, 8, 4, true, "ring").status();
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("alltoall"), std::string::npos) << s.toString();
+  EXPECT_FALSE(ringSupports(CollOp::kAllToAll));
+}
+
+TEST(CollectiveAlgo, WithP2pOnlyBetweenNeighboursTheRingTakesWhatItCan) {
+  // P2P from every rank to the next but not between every pair (e.g. PCIe switches that pair
+  // GPUs, cabled bridges): the ring keeps to P2P links; alltoall needs every pair (copies
+  // staged), send/recv goes to the next rank by copy engine.
+  for (CollOp op :
+       {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast, CollOp::kReduce})
+    for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 30})
+      EXPECT_EQ(chooseAlgorithm(op, bytes, 4, false, "", algorithmTable(), true, true).value(), CollAlgo::kRing)
+          << collOpName(op);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllToAll, 8, 4, false, "", algorithmTable(), true, true).value(),
+            CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 8, 4, false, "", algorithmTable(), true, true).value(),
+            CollAlgo::kCopyEngine);
+  // With P2P everywhere the table decides: the ring only for large broadcasts and reduces.
+  for (const AlgoRule& rule : algorithmTable())
+    if (rule.algo == CollAlgo::kRing) {
+      EXPECT_TRUE(rule.op == CollOp::kBroadcast || rule.op == CollOp::kReduce) << collOpName(rule.op);
+      EXPECT_GE(rule.minRanks, 3);
+    }
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 8, 4, true, "", algorithmTable(), true, true).value(),
+            CollAlgo::kOneShot);
+}
+
 TEST(CollectiveAlgo, WithoutP2pOnlyTheCopyEnginesWork) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "").value(), CollAlgo::kCopyEngine);
   EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 8, 8, false, "").value(), CollAlgo::kCopyEngine);
@@ -104,6 +149,8 @@ TEST(CollectiveAlgo, WithoutP2pOnlyTheCopyEnginesWork) {
   Status s = chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "oneshot").status();
   EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
   EXPECT_NE(s.message().find("P2P"), std::string::npos);
+  // The ring copies and reduces locally: it works with copies staged through host memory.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "ring").value(), CollAlgo::kRing);
 }
 
 }  // namespace
