@@ -14,6 +14,7 @@
 #include "gpupeer/bench.hpp"
 #include "gpupeer/log.hpp"
 #include "gpupeer/peer_access.hpp"
+#include "probe/sysfs.hpp"
 
 namespace gpupeer {
 namespace {
@@ -90,6 +91,26 @@ Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 Communicator::~Communicator() = default;
 int Communicator::ranks() const { return impl_->n(); }
 int Communicator::device(int rank) const { return impl_->devices.at(rank); }
+namespace {
+
+// The staged pipeline's shape: 4 MiB chunks moved 51.7 GB/s against 52.7 for 8 MiB on 2x H200
+// (bench/README.md), with half the pinned memory: n(n-1) pairs hold 12 MiB each.
+constexpr std::size_t kStagingChunkBytes = 4u << 20;
+constexpr int kStagingBuffers = 3;
+
+// The NUMA node the GPU's PCIe device sits on (sysfs), or -1 (any) where it is not known.
+int numaNodeOf(int device) {
+  Known<std::string> line = sysfs::readLine("", "/sys/bus/pci/devices/" + busIdOf(device) + "/numa_node");
+  if (!line.known()) return -1;
+  try {
+    return std::stoi(line.value());
+  } catch (...) {
+    return -1;
+  }
+}
+
+}  // namespace
+
 bool Communicator::p2p() const { return impl_->p2p; }
 const std::string& Communicator::transport() const { return impl_->transport; }
 
@@ -181,6 +202,14 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     impl->transport += fmt::format(
         "; the ring (every rank to the next in rank order) runs over P2P for all-reduce, all-gather, "
         "reduce-scatter, broadcast and reduce");
+  // Pairs without P2P copy through gpupeer's staged pipeline unless GPUPEER_STAGING=cuda
+  // (CUDA's own staging, for comparison).
+  const bool pipelined = envValue("GPUPEER_STAGING") != "cuda";
+  if (!impl->p2p)
+    impl->transport += pipelined
+                           ? fmt::format(" (gpupeer's pipeline: {} MiB chunks through {} pinned buffers per pair)",
+                                         kStagingChunkBytes >> 20, kStagingBuffers)
+                           : " (CUDA's own staging: GPUPEER_STAGING=cuda)";
   if (!impl->p2p) GPUPEER_WARN("communicator: {}", impl->transport);
   impl->ranks.resize(n);
   const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
@@ -212,6 +241,14 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (bench/README.md).
   const bool flags = impl->p2p && envValue("GPUPEER_CE_SIGNALS") == "flags";
   GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, 2 + 2 * kMaxCePositions, flags));
+  for (int i = 0; i < n && pipelined && !impl->p2p; ++i)
+    for (int k = 0; k < n; ++k) {
+      if (i == k || !(disabled || missing.count({i, k}))) continue;
+      auto pipeline = std::make_unique<StagedPipeline>();
+      GPUPEER_RETURN_IF_ERROR(
+          pipeline->init(devices[i], devices[k], kStagingChunkBytes, kStagingBuffers, numaNodeOf(devices[i])));
+      impl->staged[{i, k}] = std::move(pipeline);
+    }
   // GPUPEER_LAUNCH_THREADS=0 launches every rank's kernels from the calling thread; so does a
   // process with fewer CPUs than ranks.
   if (impl->p2p && envValue("GPUPEER_LAUNCH_THREADS") != "0" && launchThreadsHelp(cpusAvailable(), n))

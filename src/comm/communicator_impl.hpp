@@ -2,14 +2,17 @@
 // The communicator's state and the two ways it moves data (one_shot_path.cpp,
 // copy_engine_path.cpp). Internal to the library.
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/launch_pool.hpp"
 #include "comm/rank_signals.hpp"
 #include "cuda/device_memory.hpp"
 #include "gpupeer/communicator.hpp"
+#include "transfer/staged_pipeline.hpp"
 
 namespace gpupeer {
 
@@ -38,6 +41,10 @@ bool isInPlace(const CollRequest& q, int rank);
 /// graph, all-reduce 128 KiB 4.6 us in lines against 8.4 us by the regular variant, 1 MiB 9.4
 /// against 12.1; 2 MiB was faster by the regular variant (15.9 against 16.7 us).
 inline constexpr std::size_t kLineSlotBytes = 2u << 20;
+
+/// Without P2P, copies of at least this many bytes go through gpupeer's staged pipeline,
+/// smaller ones through CUDA's own staging (copyBetween).
+inline constexpr std::size_t kStagingMinBytes = 8u << 20;
 
 /// The copy-engine algorithm cuts a slot into at most this many chunk positions.
 inline constexpr int kMaxCePositions = 64;
@@ -68,8 +75,13 @@ struct Communicator::Impl {
     bool hopperOrLater = false;  // programmatic dependent launch available
   };
   std::vector<Rank> ranks;
-  RankSignals signals;               // ordering between ranks' streams in the copy-engine algorithm
-  std::unique_ptr<LaunchPool> pool;  // null: every launch from the calling thread
+  RankSignals signals;  // ordering between ranks' streams in the copy-engine algorithm
+  // Without P2P: per ordered pair of ranks, device -> pinned host -> device in overlapped
+  // chunks (the transfer engine's pipeline), ~1.4x CUDA's own staging of a copy between GPUs
+  // without peer access (bench/README.md). Made at create(): pinned memory cannot be
+  // allocated while a CUDA graph is captured. Empty with P2P or GPUPEER_STAGING=cuda.
+  std::map<std::pair<int, int>, std::unique_ptr<StagedPipeline>> staged;  // for copies >= kStagingMinBytes
+  std::unique_ptr<LaunchPool> pool;                                       // null: every launch from the calling thread
 
   int n() const { return static_cast<int>(devices.size()); }
   std::uint32_t* counters(int r) const { return static_cast<std::uint32_t*>(ranks[r].counters.get()); }
@@ -91,8 +103,11 @@ Status beginSideStreams(Communicator::Impl& c, const CollRequest& q);
 /// Every rank's stream continues after its side stream and, when `awaitPeers`, after every
 /// peer's side stream; the side streams rejoin the ranks' streams, as graph capture requires.
 Status endSideStreams(Communicator::Impl& c, const CollRequest& q, bool awaitPeers);
-/// cudaMemcpyAsync of `bytes` on `stream` of `device`; nothing for 0 bytes or dst == src.
-Status copyOn(int device, void* dst, const void* src, std::size_t bytes, cudaStream_t stream);
+/// A copy of `bytes` from rank `from`'s memory to rank `to`'s, ordered on `stream` (of rank
+/// `from`): cudaMemcpyAsync, or without P2P the host-staged pipeline of the pair (see
+/// Impl::staged); nothing for 0 bytes or dst == src.
+Status copyBetween(Communicator::Impl& c, int from, int to, void* dst, const void* src, std::size_t bytes,
+                   cudaStream_t stream);
 
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
 Status runPull(Communicator::Impl& c, const CollRequest& q);

@@ -88,7 +88,7 @@ Status runCopyLegs(Ring& g) {
         } else {
           GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, side, g.prev(r), kLanded + received[r]++));
         }
-        GPUPEER_RETURN_IF_ERROR(copyOn(dev, at(q.recv[to], (leg.to + first) * es), src, len * es, side));
+        GPUPEER_RETURN_IF_ERROR(copyBetween(c, r, to, at(q.recv[to], (leg.to + first) * es), src, len * es, side));
         if (s + 1 < n - 1) GPUPEER_RETURN_IF_ERROR(c.signals.post(r, side, to, kLanded + sent[r]++));
       }
   return Status::ok();
@@ -158,7 +158,7 @@ Status runReduceLegs(Ring& g) {
         }
         const int to = g.next(r), item = sent[r]++, slot = item % positions;
         if (item >= positions) GPUPEER_RETURN_IF_ERROR(c.signals.wait(r, side, to, freedFlag(slot)));
-        GPUPEER_RETURN_IF_ERROR(copyOn(dev, position(to, item), outgoing, len * es, side));
+        GPUPEER_RETURN_IF_ERROR(copyBetween(c, r, to, position(to, item), outgoing, len * es, side));
         GPUPEER_RETURN_IF_ERROR(c.signals.post(r, side, to, kLanded + slot));
         if (in >= 0 && in + positions < total[g.prev(r)])
           GPUPEER_RETURN_IF_ERROR(c.signals.post(r, side, g.prev(r), freedFlag(in % positions)));
@@ -173,7 +173,7 @@ Status copyOwnParts(Communicator::Impl& c, const CollRequest& q) {
     if (q.op == CollOp::kBroadcast && r != q.root) continue;
     const std::size_t offset = q.op == CollOp::kAllGather ? r * bytes : 0;
     GPUPEER_CUDA_CHECK(c.devices[r], cudaSetDevice(c.devices[r]));
-    GPUPEER_RETURN_IF_ERROR(copyOn(c.devices[r], at(q.recv[r], offset), q.send[r], bytes, q.streams[r]));
+    GPUPEER_RETURN_IF_ERROR(copyBetween(c, r, r, at(q.recv[r], offset), q.send[r], bytes, q.streams[r]));
   }
   return Status::ok();
 }

@@ -227,10 +227,19 @@ TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   EXPECT_FALSE(comm.value()->p2p());
   EXPECT_NE(comm.value()->transport().find("GPUPEER_P2P_DISABLE"), std::string::npos) << comm.value()->transport();
+  EXPECT_NE(comm.value()->transport().find("gpupeer's pipeline"), std::string::npos) << comm.value()->transport();
   EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, 8).value(), CollAlgo::kCopyEngine);
   Ranks ranks(1u << 20);
   for (CollOp op : kAllOps)
     testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, 1, 4099, 4, false);
+  {
+    // Copies of 5 MB (the all-reduce's chunks: CUDA's staging) and 16 MB (the all-gather's:
+    // four of the pipeline's 4 MiB chunks through its three pinned buffers).
+    Ranks large(40u << 20);
+    testing::runAndCheck(*comm.value(), large, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, 5000001, 0,
+                         false);
+    testing::runAndCheck(*comm.value(), large, CollOp::kAllGather, DataType::kInt32, RedOp::kSum, 0, 4000001, 0, true);
+  }
   // in-place alltoall would need P2P (see Communicator::run): refused, not wrong
   testing::Placement p = testing::place(ranks, CollOp::kAllToAll, 16, DataType::kFloat32, 0, true);
   EXPECT_EQ(
@@ -243,6 +252,15 @@ TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   unsetenv("GPUPEER_P2P_DISABLE");
   ASSERT_TRUE(oneShot.isOk());
   EXPECT_EQ(oneShot.value()->algorithmFor(CollOp::kAllReduce, 8).status().code(), ErrorCode::kUnsupported);
+  // CUDA's own staging instead of the pipeline (GPUPEER_STAGING=cuda), for comparisons.
+  setenv("GPUPEER_P2P_DISABLE", "1", 1);
+  setenv("GPUPEER_STAGING", "cuda", 1);
+  auto byCuda = Communicator::create({0, 1});
+  unsetenv("GPUPEER_STAGING");
+  unsetenv("GPUPEER_P2P_DISABLE");
+  ASSERT_TRUE(byCuda.isOk()) << byCuda.status().toString();
+  EXPECT_NE(byCuda.value()->transport().find("GPUPEER_STAGING=cuda"), std::string::npos) << byCuda.value()->transport();
+  testing::runAndCheck(*byCuda.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, 4099, 4, false);
   // The ring only copies and reduces locally: it works with its copies staged.
   forced.algorithm = "ring";
   forced.ringChunkBytes = forced.ringSpreadChunkBytes = 64u << 10;
