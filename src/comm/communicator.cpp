@@ -240,7 +240,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   // Events order the ranks' streams by default: flags written and awaited by the GPUs' front
   // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (bench/README.md).
   const bool flags = impl->p2p && envValue("GPUPEER_CE_SIGNALS") == "flags";
-  GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, 2 + 2 * kMaxCePositions, flags));
+  GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, kSignalsPerSender, flags));
   for (int i = 0; i < n && pipelined && !impl->p2p; ++i)
     for (int k = 0; k < n; ++k) {
       if (i == k || !(disabled || missing.count({i, k}))) continue;

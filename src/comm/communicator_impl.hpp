@@ -10,6 +10,7 @@
 
 #include "comm/launch_pool.hpp"
 #include "comm/rank_signals.hpp"
+#include "comm/signal_numbers.hpp"
 #include "cuda/device_memory.hpp"
 #include "gpupeer/communicator.hpp"
 #include "transfer/staged_pipeline.hpp"
@@ -45,9 +46,6 @@ inline constexpr std::size_t kLineSlotBytes = 2u << 20;
 /// Without P2P, copies of at least this many bytes go through gpupeer's staged pipeline,
 /// smaller ones through CUDA's own staging (copyBetween).
 inline constexpr std::size_t kStagingMinBytes = 8u << 20;
-
-/// The copy-engine algorithm cuts a slot into at most this many chunk positions.
-inline constexpr int kMaxCePositions = 64;
 
 struct Communicator::Impl {
   std::vector<int> devices;
@@ -86,12 +84,6 @@ struct Communicator::Impl {
   int n() const { return static_cast<int>(devices.size()); }
   std::uint32_t* counters(int r) const { return static_cast<std::uint32_t*>(ranks[r].counters.get()); }
 };
-
-// Flags of RankSignals: arrival at the operation, end of a sender's copies, and per pipeline
-// position "chunk landed" (sender to receiver) and "position reduced, free again" (receiver to
-// sender).
-inline constexpr int kArrive = 0, kDone = 1, kLanded = 2;
-inline int freedFlag(int position) { return kLanded + kMaxCePositions + position; }
 
 inline const char* at(const void* p, std::size_t bytes) { return static_cast<const char*>(p) + bytes; }
 inline char* at(void* p, std::size_t bytes) { return static_cast<char*>(p) + bytes; }

@@ -1,0 +1,17 @@
+#pragma once
+// The signals between ranks' streams of the copy-engine algorithm and the ring (RankSignals):
+// arrival at the operation, end of a sender's copies, and per pipeline position "chunk landed"
+// (sender to receiver) and "position reduced, free again" (receiver to sender). Pure.
+
+namespace gpupeer {
+
+/// The copy-engine algorithm cuts a slot into at most this many chunk positions; the ring uses
+/// as many positions (reduce legs) or chunks per link and operation (copy legs).
+inline constexpr int kMaxCePositions = 64;
+
+inline constexpr int kArrive = 0, kDone = 1, kLanded = 2;
+inline constexpr int freedFlag(int position) { return kLanded + kMaxCePositions + position; }
+/// Signals per sender that RankSignals must hold.
+inline constexpr int kSignalsPerSender = 2 + 2 * kMaxCePositions;
+
+}  // namespace gpupeer

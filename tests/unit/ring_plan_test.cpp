@@ -1,0 +1,264 @@
+// The ring's schedule run on host memory: each rank's own stream and side stream execute their
+// steps in order, a wait only once its signal is there, the streams taking turns in random
+// orders. Signals follow either RankSignals mode: events (a wait meets the post enqueued last
+// before it by that sender with that number) or GPU-written flags (a post sets a word, a wait
+// needs it set and clears it; a post onto a set word would be lost). Every order must end
+// without a deadlock, a lost or left-over signal, or a wrong result.
+#include "comm/ring_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "comm/signal_numbers.hpp"
+
+namespace gpupeer {
+namespace {
+
+using Word = std::uint32_t;  // int32 arithmetic with wrap-around, as the device's
+constexpr std::size_t kEs = sizeof(Word);
+
+enum class Signals { kEvents, kFlags };
+
+struct Case {
+  CollOp op;
+  int n;
+  std::size_t count;
+  int root;
+  bool inPlace;
+  RedOp redop;
+};
+
+// One rank's memory: its send and receive buffers in one array (in place, they overlap as
+// inPlacePointers arranges them), and its scratch.
+struct RankMemory {
+  std::vector<Word> mem, scratch;
+  std::size_t sendAt = 0, recvAt = 0;
+};
+
+Word input(int rank, std::size_t i) { return static_cast<Word>((rank + 1) * 1000003u + i * 7919u); }
+Word combine(RedOp op, Word a, Word b) { return op == RedOp::kMax ? std::max(a, b) : a + b; }
+
+class Simulation {
+ public:
+  Simulation(const Case& k, std::size_t scratchBytes) : k_(k), ranks_(k.n) {
+    const std::size_t in = collectiveInputElements(k.op, k.count, k.n),
+                      out = collectiveOutputElements(k.op, k.count, k.n);
+    for (int r = 0; r < k.n; ++r) {
+      RankMemory& m = ranks_[r];
+      m.mem.assign(in + out, 0xdeadbeef);
+      m.scratch.assign(scratchBytes / kEs, 0xdeadbeef);
+      m.recvAt = in;
+      if (k.inPlace) {
+        // The arrangements of collective_types.hpp: all-gather's input inside its output,
+        // reduce-scatter's output inside its input, the others on the same elements.
+        m.recvAt = k.op == CollOp::kReduceScatter ? r * k.count : 0;
+        m.sendAt = k.op == CollOp::kAllGather ? r * k.count : 0;
+      }
+      for (std::size_t i = 0; i < in; ++i) m.mem[m.sendAt + i] = input(r, i);
+    }
+  }
+
+  Word* place(const RingPlace& p) {
+    RankMemory& m = ranks_[p.rank];
+    EXPECT_EQ(p.byte % kEs, 0u);
+    switch (p.buffer) {
+      case RingBuffer::kSend: return m.mem.data() + m.sendAt + p.byte / kEs;
+      case RingBuffer::kRecv: return m.mem.data() + m.recvAt + p.byte / kEs;
+      case RingBuffer::kScratch: return m.scratch.data() + p.byte / kEs;
+    }
+    return nullptr;
+  }
+
+  // Runs `steps` (in enqueue order) with the streams taking turns at random. Returns "" or what
+  // went wrong.
+  std::string run(const std::vector<RingStep>& steps, Signals mode, unsigned seed) {
+    const int n = k_.n;
+    std::vector<std::vector<int>> queue(2 * n);         // stream 2r: own, 2r+1: side
+    std::map<std::tuple<int, int, int>, int> lastPost;  // events: (sender, flag) -> step
+    std::map<std::tuple<int, int>, int> lastHandOff;
+    std::vector<int> meets(steps.size(), -1);  // events: the post a wait meets
+    for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
+      const RingStep& s = steps[i];
+      queue[2 * s.rank + (s.side ? 1 : 0)].push_back(i);
+      if (s.action == RingAction::kPost) lastPost[{s.rank, s.flag, 0}] = i;
+      if (s.action == RingAction::kHandOff) lastHandOff[{s.rank, s.flag}] = i;
+      if (s.action == RingAction::kWait) {
+        auto p = lastPost.find({s.peer, s.flag, 0});
+        if (p == lastPost.end()) return "a wait enqueued before any post it could meet";
+        meets[i] = p->second;
+      }
+      if (s.action == RingAction::kTakeOver) {
+        auto p = lastHandOff.find({s.rank, s.flag});
+        if (p == lastHandOff.end()) return "a take-over enqueued before its hand-off";
+        meets[i] = p->second;
+      }
+    }
+    std::vector<bool> done(steps.size(), false);
+    std::map<std::tuple<int, int, int>, int> flags;  // (at, from, flag) -> 0/1
+    std::vector<std::size_t> head(2 * n, 0);
+    std::mt19937 rng(seed);
+    for (;;) {
+      std::vector<int> runnable;
+      bool left = false;
+      for (int q = 0; q < 2 * n; ++q) {
+        if (head[q] == queue[q].size()) continue;
+        left = true;
+        const RingStep& s = steps[queue[q][head[q]]];
+        bool ready = true;
+        if (s.action == RingAction::kTakeOver || (s.action == RingAction::kWait && mode == Signals::kEvents))
+          ready = done[meets[queue[q][head[q]]]];
+        else if (s.action == RingAction::kWait)
+          ready = flags[{s.rank, s.peer, s.flag}] == 1;
+        if (ready) runnable.push_back(q);
+      }
+      if (!left) break;
+      if (runnable.empty()) return "deadlock: every stream with steps left waits";
+      const int q = runnable[std::uniform_int_distribution<std::size_t>(0, runnable.size() - 1)(rng)];
+      const int i = queue[q][head[q]++];
+      const RingStep& s = steps[i];
+      switch (s.action) {
+        case RingAction::kPost:
+          if (mode == Signals::kFlags && flags[{s.peer, s.rank, s.flag}]++ != 0)
+            return "a flag posted twice before it was read";
+          break;
+        case RingAction::kWait:
+          if (mode == Signals::kFlags) flags[{s.rank, s.peer, s.flag}] = 0;
+          break;
+        case RingAction::kCopy:
+          if (s.dst.rank != s.rank && s.dst.rank != (s.rank + 1) % n) return "a copy to a rank that is not the next";
+          std::copy_n(place(s.src), s.elements, place(s.dst));
+          break;
+        case RingAction::kReduce: {
+          const Word* a = place(s.src);
+          const Word* b = place(s.mine);
+          Word* out = place(s.dst);
+          for (std::size_t e = 0; e < s.elements; ++e) out[e] = combine(k_.redop, a[e], b[e]);
+          break;
+        }
+        case RingAction::kHandOff:
+        case RingAction::kTakeOver: break;
+      }
+      done[i] = true;
+    }
+    for (auto& [key, value] : flags)
+      if (value) return "a flag left set for the next operation";
+    return "";
+  }
+
+  // Elements of rank r's output that differ from the reference.
+  std::size_t wrong(int r) {
+    const int n = k_.n;
+    std::size_t bad = 0;
+    auto reduced = [&](std::size_t i) {
+      Word acc = input(0, i);
+      for (int k = 1; k < n; ++k) acc = combine(k_.redop, acc, input(k, i));
+      return acc;
+    };
+    const std::size_t out = collectiveOutputElements(k_.op, k_.count, n);
+    for (std::size_t i = 0; i < out; ++i) {
+      Word want = 0;
+      switch (k_.op) {
+        case CollOp::kBroadcast: want = input(k_.root, i); break;
+        case CollOp::kAllGather: want = input(static_cast<int>(i / k_.count), i % k_.count); break;
+        case CollOp::kReduceScatter: want = reduced(r * k_.count + i); break;
+        case CollOp::kReduce:
+        case CollOp::kAllReduce: want = reduced(i); break;
+        default: break;
+      }
+      if (ranks_[r].mem[ranks_[r].recvAt + i] != want) ++bad;
+    }
+    return bad;
+  }
+
+ private:
+  Case k_;
+  std::vector<RankMemory> ranks_;
+};
+
+// Plans `k` like runRing (own copies, then each phase's steps) and runs it under `seeds` orders
+// in both signal modes.
+void check(const Case& k, std::size_t chunkBytes, std::size_t scratchBytes, int seeds) {
+  SCOPED_TRACE(::testing::Message() << collOpName(k.op) << " n=" << k.n << " count=" << k.count << " root=" << k.root
+                                    << (k.inPlace ? " in place" : "") << " chunk " << chunkBytes << " scratch "
+                                    << scratchBytes);
+  auto phases = ringPhases(k.op, k.n, k.count, k.root);
+  ASSERT_TRUE(phases.isOk()) << phases.status().toString();
+  for (Signals mode : {Signals::kEvents, Signals::kFlags})
+    for (int seed = 0; seed < seeds; ++seed) {
+      Simulation sim(k, scratchBytes);
+      for (const RingPhase& phase : phases.value()) {
+        auto plan = planRing(k.n, phase, kEs, chunkBytes, scratchBytes);
+        ASSERT_TRUE(plan.isOk()) << plan.status().toString();
+        for (const RingStep& s : plan.value().steps) {
+          if (s.action == RingAction::kPost || s.action == RingAction::kWait) {
+            ASSERT_TRUE(s.peer == (s.rank + 1) % k.n || s.peer == (s.rank + k.n - 1) % k.n)
+                << "signal to a non-neighbour";
+            ASSERT_LT(s.flag, kSignalsPerSender);
+            ASSERT_GE(s.flag, kLanded);
+          }
+        }
+        std::vector<RingStep> steps;
+        if (!phase.readsOutput) steps = ringOwnCopies(k.op, k.n, k.count, k.root, kEs);
+        steps.insert(steps.end(), plan.value().steps.begin(), plan.value().steps.end());
+        const std::string failure = sim.run(steps, mode, static_cast<unsigned>(seed));
+        ASSERT_EQ(failure, "") << (mode == Signals::kFlags ? "flags" : "events") << ", order " << seed;
+      }
+      for (int r = 0; r < k.n; ++r) {
+        if (k.op == CollOp::kReduce && r != k.root) continue;
+        ASSERT_EQ(sim.wrong(r), 0u) << "rank " << r << (mode == Signals::kFlags ? ", flags" : ", events") << ", order "
+                                    << seed;
+      }
+    }
+}
+
+TEST(RingPlan, EveryOperationDeliversInEveryOrderWithEitherSignals) {
+  // Chunks of 64 bytes and 3 scratch positions: reduce legs reuse each position many times.
+  for (CollOp op :
+       {CollOp::kBroadcast, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kReduce, CollOp::kAllReduce})
+    for (int n : {2, 3, 4, 8})
+      for (std::size_t count : {std::size_t{1}, std::size_t{5}, std::size_t{1001}})
+        for (bool inPlace : {false, true})
+          for (int root : {0, n - 1}) {
+            if (root && op != CollOp::kBroadcast && op != CollOp::kReduce) continue;
+            check({op, n, count, root, inPlace, count % 2 ? RedOp::kSum : RedOp::kMax}, 64, 3 * 256, 4);
+          }
+}
+
+TEST(RingPlan, LargeChunksAndTheDefaultScratchShapes) {
+  // One chunk per leg; the chunk capped to a quarter of the scratch; copy legs capped to 64
+  // chunks per link (8 legs: 8 chunks each).
+  check({CollOp::kAllReduce, 4, 100003, 0, false, RedOp::kSum}, 1u << 20, 4u << 20, 2);
+  check({CollOp::kReduce, 3, 100003, 2, true, RedOp::kSum}, 1u << 20, 64u << 10, 2);
+  check({CollOp::kAllGather, 8, 4097, 0, false, RedOp::kSum}, 64, 1u << 20, 2);
+  auto plan = planRing(8, ringPhases(CollOp::kAllGather, 8, 4097, 0).value()[0], kEs, 64, 1u << 20);
+  ASSERT_TRUE(plan.isOk());
+  EXPECT_EQ(plan.value().chunks, 8u);
+  auto reduce = planRing(3, ringPhases(CollOp::kReduce, 3, 100003, 0).value()[0], kEs, 1u << 20, 64u << 10);
+  ASSERT_TRUE(reduce.isOk());
+  EXPECT_LE(reduce.value().chunkBytes, (64u << 10) / 4 + 256);
+  EXPECT_EQ(reduce.value().positions, 4);
+}
+
+TEST(RingPlan, RefusesWhatItCannotDo) {
+  EXPECT_EQ(ringPhases(CollOp::kAllToAll, 4, 8, 0).status().code(), ErrorCode::kUnsupported);
+  EXPECT_EQ(ringPhases(CollOp::kSendRecv, 4, 8, 0).status().code(), ErrorCode::kUnsupported);
+  EXPECT_EQ(ringPhases(CollOp::kAllReduce, 1, 8, 0).status().code(), ErrorCode::kInvalidArgument);
+  // A scratch that holds fewer than two 256-byte positions.
+  RingPhase phase = ringPhases(CollOp::kReduce, 2, 1000, 0).value()[0];
+  EXPECT_EQ(planRing(2, phase, kEs, 64, 300).status().code(), ErrorCode::kInvalidArgument);
+  // An all-reduce of fewer elements than ranks leaves out the empty segments' legs.
+  auto few = ringPhases(CollOp::kAllReduce, 8, 3, 0);
+  ASSERT_TRUE(few.isOk());
+  EXPECT_EQ(few.value()[0].legs.size(), 3u);
+  EXPECT_EQ(few.value()[1].legs.size(), 3u);
+  check({CollOp::kAllReduce, 8, 3, 0, true, RedOp::kSum}, 64, 3 * 256, 4);
+}
+
+}  // namespace
+}  // namespace gpupeer
