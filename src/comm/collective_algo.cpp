@@ -54,7 +54,7 @@ const std::vector<AlgoRule>& algorithmTable() {
   // all-gather and alltoall leave it for the copy engines above 16 MiB (all-gather at 64 MiB:
   // 164 against 172 us). Broadcast and reduce go down the ring above 16 MiB (bench/results/
   // 2026-11-22-h200x4-s5-ring): the copy engines pass the whole message through the root's one
-  // port once per peer (4 GPUs, 512 MiB: ring 1944 and 1677 us, copy engines 4090 and 4109).
+  // port once per peer (4 GPUs, 512 MiB: ring 1725 and 1690 us, copy engines 4090 and 4109).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 2u << 20, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kPull},

@@ -19,6 +19,22 @@
 namespace gpupeer {
 namespace {
 
+// The staged pipeline's shape: 4 MiB chunks moved 51.7 GB/s against 52.7 for 8 MiB on 2x H200
+// (bench/README.md), with half the pinned memory: n(n-1) pairs hold 12 MiB each.
+constexpr std::size_t kStagingChunkBytes = 4u << 20;
+constexpr int kStagingBuffers = 3;
+
+// The NUMA node the GPU's PCIe device sits on (sysfs), or -1 (any) where it is not known.
+int numaNodeOf(int device) {
+  Known<std::string> line = sysfs::readLine("", "/sys/bus/pci/devices/" + busIdOf(device) + "/numa_node");
+  if (!line.known()) return -1;
+  try {
+    return std::stoi(line.value());
+  } catch (...) {
+    return -1;
+  }
+}
+
 // cuPointerGetAttributes: in one call, where a pointer lives and the allocation it lies in
 // (operations check every buffer, and the host time of an operation is part of its latency).
 // Null when the driver does not offer it.
@@ -91,26 +107,6 @@ Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 Communicator::~Communicator() = default;
 int Communicator::ranks() const { return impl_->n(); }
 int Communicator::device(int rank) const { return impl_->devices.at(rank); }
-namespace {
-
-// The staged pipeline's shape: 4 MiB chunks moved 51.7 GB/s against 52.7 for 8 MiB on 2x H200
-// (bench/README.md), with half the pinned memory: n(n-1) pairs hold 12 MiB each.
-constexpr std::size_t kStagingChunkBytes = 4u << 20;
-constexpr int kStagingBuffers = 3;
-
-// The NUMA node the GPU's PCIe device sits on (sysfs), or -1 (any) where it is not known.
-int numaNodeOf(int device) {
-  Known<std::string> line = sysfs::readLine("", "/sys/bus/pci/devices/" + busIdOf(device) + "/numa_node");
-  if (!line.known()) return -1;
-  try {
-    return std::stoi(line.value());
-  } catch (...) {
-    return -1;
-  }
-}
-
-}  // namespace
-
 bool Communicator::p2p() const { return impl_->p2p; }
 const std::string& Communicator::transport() const { return impl_->transport; }
 
@@ -205,12 +201,13 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   // Pairs without P2P copy through gpupeer's staged pipeline unless GPUPEER_STAGING=cuda
   // (CUDA's own staging, for comparison).
   const bool pipelined = envValue("GPUPEER_STAGING") != "cuda";
-  if (!impl->p2p)
+  if (!impl->p2p) {
     impl->transport += pipelined
                            ? fmt::format(" (gpupeer's pipeline: {} MiB chunks through {} pinned buffers per pair)",
                                          kStagingChunkBytes >> 20, kStagingBuffers)
                            : " (CUDA's own staging: GPUPEER_STAGING=cuda)";
-  if (!impl->p2p) GPUPEER_WARN("communicator: {}", impl->transport);
+    GPUPEER_WARN("communicator: {}", impl->transport);
+  }
   impl->ranks.resize(n);
   const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
   for (int r = 0; r < n; ++r) {
