@@ -26,13 +26,8 @@ constexpr int kStagingBuffers = 3;
 
 // The NUMA node the GPU's PCIe device sits on (sysfs), or -1 (any) where it is not known.
 int numaNodeOf(int device) {
-  Known<std::string> line = sysfs::readLine("", "/sys/bus/pci/devices/" + busIdOf(device) + "/numa_node");
-  if (!line.known()) return -1;
-  try {
-    return std::stoi(line.value());
-  } catch (...) {
-    return -1;
-  }
+  Known<int> node = sysfs::readInt("", "/sys/bus/pci/devices/" + busIdOf(device) + "/numa_node");
+  return node.known() ? node.value() : -1;
 }
 
 // cuPointerGetAttributes: in one call, where a pointer lives and the allocation it lies in

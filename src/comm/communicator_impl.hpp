@@ -1,6 +1,7 @@
 #pragma once
-// The communicator's state and the two ways it moves data (one_shot_path.cpp,
-// copy_engine_path.cpp). Internal to the library.
+// The communicator's state and the ways it moves data (one_shot_path.cpp: one-shot and pull
+// kernels; copy_engine_path.cpp: copy engines, and the side-stream barriers and copies between
+// ranks that ring_path.cpp shares). Internal to the library.
 
 #include <map>
 #include <memory>

@@ -2,9 +2,6 @@
 // side stream, with RankSignals between ranks and the copies between ranks by copy engine (or,
 // without P2P, host staging). All ordering is on the streams, so it runs eagerly and inside a
 // CUDA graph.
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <vector>
 
 #include "comm/communicator_impl.hpp"

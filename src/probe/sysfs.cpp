@@ -28,6 +28,16 @@ Known<std::string> readLine(const std::string& fsRoot, const std::string& path) 
   return line;
 }
 
+Known<int> readInt(const std::string& fsRoot, const std::string& path) {
+  Known<std::string> line = readLine(fsRoot, path);
+  if (!line.known()) return Known<int>::unknown(line.reason());
+  try {
+    return std::stoi(line.value());
+  } catch (...) {
+    return Known<int>::unknown(path + ": not a number: '" + line.value() + "'");
+  }
+}
+
 Known<std::string> resolve(const std::string& fsRoot, const std::string& path) {
   char buffer[PATH_MAX];
   if (!realpath((fsRoot + path).c_str(), buffer))

@@ -13,6 +13,8 @@ namespace gpupeer::sysfs {
 
 /// The first line of fsRoot + path, trailing newline removed; unknown with the OS reason.
 Known<std::string> readLine(const std::string& fsRoot, const std::string& path);
+/// The first line of fsRoot + path as a decimal integer; unknown with the OS reason or the text.
+Known<int> readInt(const std::string& fsRoot, const std::string& path);
 /// The whole file as bytes; unknown with the OS reason.
 Known<std::string> readBytes(const std::string& fsRoot, const std::string& path);
 /// realpath of fsRoot + path, with fsRoot removed again (so "/sys/devices/..." in tests too).

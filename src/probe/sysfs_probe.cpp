@@ -11,18 +11,6 @@
 namespace gpupeer::probe {
 namespace {
 
-Known<int> readInt(const std::string& root, const std::string& path) {
-  Known<std::string> line = sysfs::readLine(root, path);
-  if (!line.known()) return Known<int>::unknown(line.reason());
-  try {
-    size_t used = 0;
-    int v = std::stoi(line.value(), &used);
-    return v;
-  } catch (...) {
-    return Known<int>::unknown(fmt::format("{}: not a number: '{}'", path, line.value()));
-  }
-}
-
 Known<int> readGen(const std::string& root, const std::string& path) {
   Known<std::string> line = sysfs::readLine(root, path);
   if (!line.known()) return Known<int>::unknown(line.reason());
@@ -47,7 +35,7 @@ void readSysfs(Snapshot& s, const std::string& root) {
   for (Gpu& g : s.gpus) {
     const std::string dev = "/sys/bus/pci/devices/" + g.pciBusId;
     g.sysfsPath = sysfs::resolve(root, dev);
-    Known<int> numa = readInt(root, dev + "/numa_node");
+    Known<int> numa = sysfs::readInt(root, dev + "/numa_node");
     // sysfs says -1 when the platform gives no NUMA information for the device. With a
     // single memory node that node is the answer (nvidia-smi topo -m prints it too).
     if (numa.known() && numa.value() < 0) {
@@ -61,8 +49,8 @@ void readSysfs(Snapshot& s, const std::string& root) {
     // NVML knows the link best; fall back to sysfs when NVML could not say.
     if (!g.pcie.currentGen.known()) g.pcie.currentGen = readGen(root, dev + "/current_link_speed");
     if (!g.pcie.maxGen.known()) g.pcie.maxGen = readGen(root, dev + "/max_link_speed");
-    if (!g.pcie.currentWidth.known()) g.pcie.currentWidth = readInt(root, dev + "/current_link_width");
-    if (!g.pcie.maxWidth.known()) g.pcie.maxWidth = readInt(root, dev + "/max_link_width");
+    if (!g.pcie.currentWidth.known()) g.pcie.currentWidth = sysfs::readInt(root, dev + "/current_link_width");
+    if (!g.pcie.maxWidth.known()) g.pcie.maxWidth = sysfs::readInt(root, dev + "/max_link_width");
   }
   for (PeerPair& p : s.pairs) {
     if (p.pciPath.known()) continue;

@@ -167,15 +167,11 @@ TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
   unsetenv("GPUPEER_CE_SIGNALS");
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   Ranks ranks(1u << 20, devices);
-  std::vector<const void*> send;
-  std::vector<void*> recv;
-  for (int r = 0; r < n; ++r) {
-    send.push_back(ranks.send[r].get());
-    recv.push_back(ranks.recv[r].get());
-  }
+  const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
   for (int i = 0; i < 20; ++i)
-    ASSERT_TRUE(
-        comm.value()->run(CollOp::kReduce, send, recv, 4099, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
+    ASSERT_TRUE(comm.value()
+                    ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw)
+                    .isOk());
   for (CollOp op : kAllOps)
     testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
 }
@@ -204,15 +200,12 @@ TEST(CollectivesGpu, RingWithFlagSignalsAndLongPipelines) {
       testing::runAndCheck(*comm.value(), ranks, op, DataType::kBFloat16, RedOp::kAvg, 0, c, 2, true);
     }
     // Back to back with the root moving: no signal of one operation is taken by the next.
-    std::vector<const void*> send;
-    std::vector<void*> recv;
-    for (int r = 0; r < n; ++r) {
-      send.push_back(ranks.send[r].get());
-      recv.push_back(ranks.recv[r].get());
-    }
+    // Out of place at the buffers' starts: every operation's arrangement is the same.
+    const testing::Placement p = testing::place(ranks, CollOp::kAllReduce, 300001, DataType::kFloat32, 0, false);
     for (int i = 0; i < 12; ++i) {
       const CollOp op = i % 3 == 0 ? CollOp::kReduce : i % 3 == 1 ? CollOp::kBroadcast : CollOp::kAllReduce;
-      ASSERT_TRUE(comm.value()->run(op, send, recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
+      ASSERT_TRUE(
+          comm.value()->run(op, p.send, p.recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
     }
     testing::runAndCheck(*comm.value(), ranks, CollOp::kReduceScatter, DataType::kInt32, RedOp::kSum, 0, 70001, 0,
                          false);

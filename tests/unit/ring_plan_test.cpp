@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "comm/signal_numbers.hpp"
@@ -79,17 +80,17 @@ class Simulation {
   // went wrong.
   std::string run(const std::vector<RingStep>& steps, Signals mode, unsigned seed) {
     const int n = k_.n;
-    std::vector<std::vector<int>> queue(2 * n);         // stream 2r: own, 2r+1: side
-    std::map<std::tuple<int, int, int>, int> lastPost;  // events: (sender, flag) -> step
-    std::map<std::tuple<int, int>, int> lastHandOff;
+    std::vector<std::vector<int>> queue(2 * n);   // stream 2r: own, 2r+1: side
+    std::map<std::pair<int, int>, int> lastPost;  // events: (sender, flag) -> step
+    std::map<std::pair<int, int>, int> lastHandOff;
     std::vector<int> meets(steps.size(), -1);  // events: the post a wait meets
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const RingStep& s = steps[i];
       queue[2 * s.rank + (s.side ? 1 : 0)].push_back(i);
-      if (s.action == RingAction::kPost) lastPost[{s.rank, s.flag, 0}] = i;
+      if (s.action == RingAction::kPost) lastPost[{s.rank, s.flag}] = i;
       if (s.action == RingAction::kHandOff) lastHandOff[{s.rank, s.flag}] = i;
       if (s.action == RingAction::kWait) {
-        auto p = lastPost.find({s.peer, s.flag, 0});
+        auto p = lastPost.find({s.peer, s.flag});
         if (p == lastPost.end()) return "a wait enqueued before any post it could meet";
         meets[i] = p->second;
       }
