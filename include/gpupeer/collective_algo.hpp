@@ -28,9 +28,15 @@ enum class CollAlgo {
   /// cudaMalloc (peer access maps them) and, for all-reduce, separate send and receive
   /// buffers (a rank's output would overwrite the input its peers are reading).
   kPull,
+  /// The pull kernel with the message split into parts (comm/pull_plan.hpp): each part's owner
+  /// reads it from every rank that holds it and writes the result into every rank that needs
+  /// it, so each GPU's port carries each byte about once in each direction (all-reduce,
+  /// reduce-scatter, all-gather, broadcast, reduce). In place works: a unit is read and then
+  /// written by its owner only. Needs buffers from cudaMalloc.
+  kSplit,
 };
-const char* collAlgoName(CollAlgo a);  ///< "oneshot", "twoshot", "ring", "ce", "pull"
-/// "oneshot", "one-shot", "twoshot", "ring", "ce", "copy-engine", "pull".
+const char* collAlgoName(CollAlgo a);  ///< "oneshot", "twoshot", "ring", "ce", "pull", "split"
+/// "oneshot", "one-shot", "twoshot", "ring", "ce", "copy-engine", "pull", "split".
 Result<CollAlgo> parseCollAlgo(const std::string& text);
 
 /// One row: for `op` on `minRanks`..`maxRanks` GPUs, messages of at most `upToBytes` per
@@ -53,14 +59,17 @@ const std::vector<AlgoRule>& algorithmTable();
 /// ("" = none): honoured where it can work, else kInvalidArgument or kUnsupported saying why
 /// (two-shot is all-reduce only; pull is for all-reduce, reduce-scatter and reduce; the ring is
 /// not for alltoall, and is the copy engines for send/recv; one-shot, two-shot and pull need
-/// P2P). `pullAllowed` false (a request pull cannot serve: see kPull) skips the pull rows and a
-/// pull override: the next row that matches decides.
+/// P2P; split is not for alltoall and send/recv). `pullAllowed` false (a request pull cannot
+/// serve: see kPull) skips the pull rows and a pull override, `peersMapped` false (buffers
+/// not from cudaMalloc) the split rows and a split override: the next row that matches decides.
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
                                  const std::vector<AlgoRule>& table = algorithmTable(), bool pullAllowed = true,
-                                 bool ringP2p = false);
+                                 bool ringP2p = false, bool peersMapped = true);
 
 /// Whether kPull can do `op` at all (all-reduce, reduce-scatter, reduce).
 bool pullSupports(CollOp op);
+/// Whether kSplit can do `op` (all-reduce, reduce-scatter, all-gather, broadcast, reduce).
+bool splitSupports(CollOp op);
 /// Whether kRing can do `op` (all but alltoall).
 bool ringSupports(CollOp op);
 

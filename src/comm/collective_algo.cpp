@@ -14,6 +14,7 @@ const char* collAlgoName(CollAlgo a) {
     case CollAlgo::kRing: return "ring";
     case CollAlgo::kCopyEngine: return "ce";
     case CollAlgo::kPull: return "pull";
+    case CollAlgo::kSplit: return "split";
   }
   return "?";
 }
@@ -27,8 +28,9 @@ Result<CollAlgo> parseCollAlgo(const std::string& text) {
   if (key == "ring") return CollAlgo::kRing;
   if (key == "ce" || key == "copyengine") return CollAlgo::kCopyEngine;
   if (key == "pull") return CollAlgo::kPull;
+  if (key == "split") return CollAlgo::kSplit;
   return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                       fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, ring or ce", text));
+                       fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, split, ring or ce", text));
 }
 
 bool pullSupports(CollOp op) {
@@ -87,6 +89,8 @@ namespace {
 const char* onlyFor(CollAlgo algo, CollOp op) {
   if (algo == CollAlgo::kTwoShot && op != CollOp::kAllReduce) return "all_reduce only";
   if (algo == CollAlgo::kPull && !pullSupports(op)) return "all_reduce, reduce_scatter and reduce";
+  if (algo == CollAlgo::kSplit && !splitSupports(op))
+    return "all_reduce, reduce_scatter, all_gather, broadcast and reduce";
   if (algo == CollAlgo::kRing && !ringSupports(op))
     return "all_reduce, all_gather, reduce_scatter, broadcast, reduce and sendrecv";
   return nullptr;
@@ -96,8 +100,10 @@ const char* onlyFor(CollAlgo algo, CollOp op) {
 
 bool ringSupports(CollOp op) { return op != CollOp::kAllToAll; }
 
+bool splitSupports(CollOp op) { return op != CollOp::kAllToAll && op != CollOp::kSendRecv; }
+
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
-                                 const std::vector<AlgoRule>& table, bool pullAllowed, bool ringP2p) {
+                                 const std::vector<AlgoRule>& table, bool pullAllowed, bool ringP2p, bool peersMapped) {
   // Send/recv is a shift to the next rank: the ring's one step, which the copy engines take.
   auto ringFor = [op] { return op == CollOp::kSendRecv ? CollAlgo::kCopyEngine : CollAlgo::kRing; };
   if (!override.empty()) {
@@ -115,14 +121,15 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
                            fmt::format("GPUPEER_ALGO={}: needs P2P between all GPUs, which is not available; only ce "
                                        "and ring (copies staged through host memory where a pair has no P2P) work",
                                        collAlgoName(forced)));
-    if (forced != CollAlgo::kPull || pullAllowed) return forced;
+    if ((forced != CollAlgo::kPull || pullAllowed) && (forced != CollAlgo::kSplit || peersMapped)) return forced;
   }
   // Without P2P between some pairs but with it from every rank to the next, the ring keeps to
   // P2P links; the copy engines would stage some copies through host memory.
   if (!p2p) return ringP2p && ringSupports(op) ? ringFor() : CollAlgo::kCopyEngine;
   for (const AlgoRule& rule : table)
     if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
-        (rule.upToBytes == 0 || bytes <= rule.upToBytes) && (pullAllowed || rule.algo != CollAlgo::kPull))
+        (rule.upToBytes == 0 || bytes <= rule.upToBytes) && (pullAllowed || rule.algo != CollAlgo::kPull) &&
+        (peersMapped || rule.algo != CollAlgo::kSplit))
       return rule.algo;
   return CollAlgo::kCopyEngine;
 }

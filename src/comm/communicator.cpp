@@ -250,7 +250,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
 
 Result<CollAlgo> Communicator::algorithmFor(CollOp op, std::size_t bytes, bool inPlace) const {
   return chooseAlgorithm(op, bytes, impl_->n(), impl_->p2p, impl_->algorithmOverride, algorithmTable(),
-                         pullCanServe(op, inPlace, true), impl_->ringP2p);
+                         pullCanServe(op, inPlace, true), impl_->ringP2p, true);
 }
 
 namespace {
@@ -278,8 +278,13 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
     bool mapped = true;
     if (readsSend) GPUPEER_RETURN_IF_ERROR(checkBuffer(q.send[r], inBytes, c.devices[r], r, "send", &mapped));
     q.peersCanRead = q.peersCanRead && mapped;
-    if (writesRecv && !(readsSend && q.recv[r] == q.send[r] && outBytes <= inBytes))
-      GPUPEER_RETURN_IF_ERROR(checkBuffer(q.recv[r], outBytes, c.devices[r], r, "receive"));
+    if (writesRecv && !(readsSend && q.recv[r] == q.send[r] && outBytes <= inBytes)) {
+      bool recvMapped = true;
+      GPUPEER_RETURN_IF_ERROR(checkBuffer(q.recv[r], outBytes, c.devices[r], r, "receive", &recvMapped));
+      q.peersCanWrite = q.peersCanWrite && recvMapped;
+    } else if (writesRecv) {
+      q.peersCanWrite = q.peersCanWrite && mapped;  // the send buffer, checked above
+    }
     if (!readsSend) q.send[r] = q.recv[r];
     if (!writesRecv) q.recv[r] = const_cast<void*>(q.send[r]);
     if (readsSend && writesRecv && !isInPlace(q, r)) {
@@ -323,7 +328,7 @@ Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   for (const CollRequest* part : {&scatter, &gather}) {
     if (!share) break;
     Result<CollAlgo> algo = chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "",
-                                            algorithmTable(), q.peersCanRead);
+                                            algorithmTable(), q.peersCanRead, false, q.peersCanRead && q.peersCanWrite);
     if (!algo.isOk()) return algo.status();
     GPUPEER_RETURN_IF_ERROR(runChecked(c, *part, algo.value()));
   }
@@ -335,7 +340,8 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
     case CollAlgo::kOneShot: return runOneShot(c, q);
     case CollAlgo::kCopyEngine: return runCopyEngine(c, q);
     case CollAlgo::kTwoShot: return runTwoShot(c, q);
-    case CollAlgo::kPull: return runPull(c, q);
+    case CollAlgo::kPull: return runPull(c, q, false);
+    case CollAlgo::kSplit: return runPull(c, q, true);
     case CollAlgo::kRing: return runRing(c, q);
   }
   return GPUPEER_ERROR(ErrorCode::kInternal, "unknown algorithm");
@@ -359,9 +365,9 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
   if (count == 0) return Status::ok();
   bool inPlace = false;
   for (int r = 0; r < impl_->n(); ++r) inPlace = inPlace || isInPlace(q, r);
-  Result<CollAlgo> algo = chooseAlgorithm(op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p,
-                                          impl_->algorithmOverride, algorithmTable(),
-                                          pullCanServe(op, inPlace, q.peersCanRead), impl_->ringP2p);
+  Result<CollAlgo> algo = chooseAlgorithm(
+      op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p, impl_->algorithmOverride,
+      algorithmTable(), pullCanServe(op, inPlace, q.peersCanRead), impl_->ringP2p, q.peersCanRead && q.peersCanWrite);
   if (!algo.isOk()) return algo.status();
   CollAlgo chosen = algo.value();
   // In place, alltoall and send/recv would have copy engines overwrite inputs that other

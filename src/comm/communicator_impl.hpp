@@ -33,6 +33,8 @@ struct CollRequest {
   /// Every buffer that peers would read comes from cudaMalloc (peer access maps it), so the
   /// pull kernel may read it (see validateRequest).
   bool peersCanRead = true;
+  /// Likewise for every receive buffer, so the split kernel may write it.
+  bool peersCanWrite = true;
 };
 
 /// Whether rank `rank`'s buffers are the in-place arrangement for `op`.
@@ -103,7 +105,8 @@ Status copyBetween(Communicator::Impl& c, int from, int to, void* dst, const voi
                    cudaStream_t stream);
 
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
-Status runPull(Communicator::Impl& c, const CollRequest& q);
+/// The pull kernel: `split` false is CollAlgo::kPull, true CollAlgo::kSplit (pull_plan.hpp).
+Status runPull(Communicator::Impl& c, const CollRequest& q, bool split);
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);
 /// The ring (ring_path.cpp): every byte moves from rank r to rank r+1 by copy engine.
 Status runRing(Communicator::Impl& c, const CollRequest& q);

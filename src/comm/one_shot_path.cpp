@@ -1,10 +1,11 @@
 // Host side of the one-kernel algorithms: the one-shot kernel (pieces no larger than a scratch
 // slot, one kernel per rank and piece) and the pull kernel (the whole message in one kernel
-// per rank, reading the peers' buffers).
+// per rank, reading and writing the peers' buffers as comm/pull_plan.hpp lays out).
 #include <algorithm>
 #include <array>
 
 #include "comm/communicator_impl.hpp"
+#include "comm/pull_plan.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
 
@@ -91,9 +92,32 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
   return Status::ok();
 }
 
-Status runPull(Communicator::Impl& c, const CollRequest& q) {
+Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
+  const int n = c.n();
+  const std::size_t es = dataTypeSize(q.type);
+  const std::vector<PullPart> parts = planPull(q.op, n, q.root, q.count, es, split);
+  std::size_t longest = 0;
+  for (const PullPart& p : parts) longest = std::max(longest, p.len);
+  const int blocks = pullBlocksFor(longest * es, c.oneShotBlocks);
   std::array<OneShotArgs, kMaxCommRanks> args;
-  for (int r = 0; r < c.n(); ++r) args[r] = argsFor(c, q, r, 0, q.count);
+  for (int r = 0; r < n; ++r) {
+    OneShotArgs& a = args[r];
+    a = argsFor(c, q, r, 0, q.count);
+    const PullPart& p = parts[r];
+    a.len = p.len;
+    a.pullBlocks = blocks;
+    a.sources = p.sourceCount;
+    for (int k = 0; k < p.sourceCount; ++k) a.peerIn[k] = at(q.send[p.sources[k].rank], p.sources[k].offset * es);
+    a.targetCount = 0;
+    a.remoteTargets = false;
+    for (int k = 0; k < p.targetCount; ++k) {
+      void* target = at(q.recv[p.targets[k].rank], p.targets[k].offset * es);
+      if (p.sourceCount == 1 && target == a.peerIn[0]) continue;  // in place: already there
+      a.targets[a.targetCount++] = target;
+      a.remoteTargets = a.remoteTargets || p.targets[k].rank != r;
+    }
+    if (a.targetCount == 0) a.len = 0;
+  }
   return launchAll(c, q, args.data(), launchPull);
 }
 

@@ -30,8 +30,17 @@ struct OneShotArgs {
   void* out = nullptr;
   std::size_t inStride = 0, outStride = 0;
   std::size_t len = 0;  ///< elements per chunk in this piece
-  /// The pull kernel's sources: every rank's `in` (peerIn[rank] == in), read over P2P.
+  /// The pull kernel's part (comm/pull_plan.hpp): `len` elements reduced in rank order over
+  /// peerIn[0..sources) (copied where sources == 1), the result written to
+  /// targets[0..targetCount); any of them may be a peer's memory. The one-shot kernels do not
+  /// use these.
   const void* peerIn[kMaxCommRanks] = {};
+  void* targets[kMaxCommRanks] = {};
+  int sources = 0, targetCount = 0;
+  /// The pull kernel's grid, the same on every rank (its barriers pair block b with block b).
+  int pullBlocks = 1;
+  /// Some target is a peer's memory: the last barrier fences the stores before it tells anyone.
+  bool remoteTargets = false;
   /// scratch[r]: rank r's scratch, two parities of `ranks` slots of slotBytes (slot s of rank r
   /// receives from sender s). flags[r]: rank r's words [block][sender].
   void* scratch[kMaxCommRanks] = {};
@@ -61,11 +70,15 @@ struct OneShotArgs {
 /// memory for the data itself and no fence or separate flag crosses the link.
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
-/// Launches rank `a.rank`'s pull kernel (all-reduce, reduce-scatter, reduce): after a barrier
-/// with every peer (inputs ready), it reads the same units of every rank's input (peerIn) and
-/// writes their reduction to its output; a second barrier keeps it running until no peer
-/// still reads its input. No scratch, one piece of any length.
+/// Launches rank `a.rank`'s pull kernel: after a barrier with every peer (inputs ready, outputs
+/// free), it reads its part from its sources and writes it to its targets (see peerIn); a
+/// second barrier keeps it running until no peer still reads its input or writes its output.
+/// No scratch, one piece of any length.
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
+/// The pull kernel's grid for parts of at most `partBytes` (a block per 64 KiB, at most
+/// `maxBlocks`, 0: one per SM of a 132-SM GPU).
+int pullBlocksFor(std::size_t partBytes, int maxBlocks);
 
 /// Whether this rank's arguments allow the low-latency variant: 8-byte aligned buffers and
 /// chunks, a piece that fits llSlotBytes. The host sets `lines` only when every rank's do.

@@ -1,5 +1,6 @@
-// The pull kernel: each rank reads its peers' inputs straight from their buffers (SM loads
-// over P2P) and reduces as it reads. Loads keep both directions of a link busy where pushed
+// The pull kernel: each rank reads its part straight from its sources' buffers (SM loads over
+// P2P), reduces as it reads and writes the result to its targets, local or a peer's
+// (comm/pull_plan.hpp says which). Loads keep both directions of a link busy where pushed
 // stores into scratch, a fence per step and a local finishing pass did not (bench/README.md).
 #include <algorithm>
 #include <type_traits>
@@ -16,12 +17,14 @@ using namespace oneshot;
 constexpr int kPullDepth = 4;
 
 // Block b of this rank meets block b of every peer: it raises `value` in their flags and waits
-// for theirs. Block b reads only the units block b of each peer is responsible for, so a
-// per-block meeting covers exactly the memory in question.
-__device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t value, bool& failed) {
-  __syncthreads();  // this block's loads are done before it tells anyone
+// for theirs. Block b reads and writes only the units block b of each rank is responsible for,
+// so a per-block meeting covers exactly the memory in question. `fence`: this block stored
+// into peers' memory, and those stores must land before a peer that sees the flag goes on.
+__device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t value, bool fence, bool& failed) {
+  __syncthreads();  // this block's loads and stores are done before it tells anyone
   const int t = threadIdx.x;
   if (t < a.ranks && t != a.rank) {
+    if (fence) __threadfence_system();
     std::uint32_t* theirs = a.flags[t] + blockIdx.x * kMaxCommRanks + a.rank;
     asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(theirs), "r"(value) : "memory");
     if (!failed && !awaitFlag(a, a.flags[a.rank] + blockIdx.x * kMaxCommRanks + t, value, t)) failed = true;
@@ -29,13 +32,31 @@ __device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t va
   __syncthreads();
 }
 
-// out[u] = reduction over ranks of source(rank)[u] for units [b, e), all threads of the block.
+// Units [b, e) of the part, all threads of the block: reduced over the sources (or copied from
+// the one source) and stored to every target.
 template <class T, class U>
 __device__ __forceinline__ void pullUnits(const OneShotArgs& a, std::size_t b, std::size_t e) {
-  // Reduce-scatter: rank r's output is chunk r of every input.
-  const std::size_t chunk = a.op == CollOp::kReduceScatter ? a.rank * a.inStride : 0;
-  auto source = [&](int r) { return reinterpret_cast<const U*>(static_cast<const T*>(a.peerIn[r]) + chunk); };
-  reduceStrided<T, U, kThreads, kPullDepth>(a.redop, a.ranks, source, static_cast<U*>(a.out), b + threadIdx.x, e);
+  auto target = [&](int k) { return static_cast<U*>(a.targets[k]); };
+  if (a.sources == 1) {
+    const U* src = static_cast<const U*>(a.peerIn[0]);
+    for (std::size_t u = b + threadIdx.x; u < e; u += kPullDepth * kThreads) {
+      U x[kPullDepth];
+#pragma unroll
+      for (int i = 0; i < kPullDepth; ++i)
+        if (u + i * kThreads < e) x[i] = src[u + i * kThreads];
+      for (int k = 0; k < a.targetCount; ++k) {
+#pragma unroll
+        for (int i = 0; i < kPullDepth; ++i)
+          if (u + i * kThreads < e) target(k)[u + i * kThreads] = x[i];
+      }
+    }
+    return;
+  }
+  auto source = [&](int r) { return static_cast<const U*>(a.peerIn[r]); };
+  auto store = [&](std::size_t v, U x) {
+    for (int k = 0; k < a.targetCount; ++k) target(k)[v] = x;
+  };
+  reduceStridedInto<T, U, kThreads, kPullDepth>(a.redop, a.sources, source, store, b + threadIdx.x, e);
 }
 
 template <class T, bool kVectors>
@@ -44,22 +65,26 @@ __global__ void __launch_bounds__(kThreads) pullReduce(OneShotArgs a) {
   constexpr std::size_t kLanes = sizeof(U) / sizeof(T);
   const std::uint32_t epoch = beginOperation(a);
   const std::uint32_t mark = epoch * kFlagStride;
-  // Each block owns the same units on every rank; the last one also takes the elements after
-  // the last whole unit.
+  // Each block owns the same share of every rank's part; the last one also takes the elements
+  // after the last whole unit.
   const std::size_t units = a.len / kLanes;
   const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
   const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
   __shared__ bool failed;  // a peer timed out: do not wait for it a second time
   if (threadIdx.x == 0) failed = false;
   // Arrival: every peer's kernel has started, so the work before it on its stream (which
-  // wrote its input) is complete.
-  meetPeers(a, mark + 1, failed);
-  if (a.op != CollOp::kReduce || a.rank == a.root) {
+  // wrote its input and last used its output) is complete.
+  meetPeers(a, mark + 1, false, failed);
+  if (a.len) {
     pullUnits<T, U>(a, b, e);
-    if (kVectors && blockIdx.x == gridDim.x - 1) pullUnits<T, T>(a, units * kLanes, a.len);
+    if (kVectors && blockIdx.x == gridDim.x - 1) {
+      // The elements after the last whole unit, one at a time.
+      pullUnits<T, T>(a, units * kLanes, a.len);
+    }
   }
-  // Departure: no peer reads this rank's input any more, so the stream may go on.
-  meetPeers(a, mark + 2, failed);
+  // Departure: no peer reads this rank's input or writes its output any more, so the stream
+  // may go on.
+  meetPeers(a, mark + 2, a.remoteTargets, failed);
   endOperation(a, epoch);
 }
 
@@ -70,21 +95,27 @@ struct LaunchPull {
   cudaStream_t stream;
   template <class T>
   cudaError_t operator()() const {
-    // A block per 64 KiB up to one per SM of a 132-SM GPU (unless the caller says otherwise).
-    const int most = a.maxBlocks > 0 ? std::min(a.maxBlocks, kMaxOneShotBlocks) : 132;
-    const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / (64u << 10), 1, most));
-    // 16-byte units need every source, the reduce-scatter chunk and the output aligned.
-    bool vectors = aligned16(a.out) && (a.inStride * sizeof(T)) % 16 == 0;
-    for (int r = 0; r < a.ranks; ++r) vectors = vectors && aligned16(a.peerIn[r]);
-    return launchOneShotKernel(vectors ? pullReduce<T, true> : pullReduce<T, false>, a, blocks, stream);
+    // 16-byte units need every source and target aligned.
+    bool vectors = true;
+    for (int r = 0; r < a.sources; ++r) vectors = vectors && aligned16(a.peerIn[r]);
+    for (int k = 0; k < a.targetCount; ++k) vectors = vectors && aligned16(a.targets[k]);
+    return launchOneShotKernel(vectors ? pullReduce<T, true> : pullReduce<T, false>, a, a.pullBlocks, stream);
   }
 };
 
 }  // namespace
 
+int pullBlocksFor(std::size_t partBytes, int maxBlocks) {
+  // A block per 64 KiB up to one per SM of a 132-SM GPU (unless the caller says otherwise).
+  const int most = maxBlocks > 0 ? std::min(maxBlocks, kMaxOneShotBlocks) : 132;
+  return static_cast<int>(std::clamp<std::size_t>(partBytes / (64u << 10), 1, most));
+}
+
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream) {
-  if (a.len == 0) return cudaSuccess;
-  if (a.ranks < 2 || a.ranks > kMaxCommRanks) return cudaErrorInvalidValue;
+  if (a.ranks < 2 || a.ranks > kMaxCommRanks || a.sources < 0 || a.sources > kMaxCommRanks || a.targetCount < 0 ||
+      a.targetCount > kMaxCommRanks || a.pullBlocks < 1 || a.pullBlocks > kMaxOneShotBlocks ||
+      (a.len && (a.sources < 1 || a.targetCount < 1)))
+    return cudaErrorInvalidValue;
   return dispatchType(type, LaunchPull{a, stream});
 }
 

@@ -201,7 +201,7 @@ class GraphReplay {
 /// Three all-reduces in one graph over `devices`, replayed (GraphReplay), by every algorithm
 /// that serves an all-reduce, checked on every rank.
 inline void checkAllReduceGraphs(const std::vector<int>& devices) {
-  for (const char* algo : {"oneshot", "ce", "twoshot", "pull", "ring"}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "pull", "split", "ring"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();

@@ -20,7 +20,7 @@ using testing::options;
 TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
   GPUPEER_REQUIRE_GPUS(2);
   Ranks ranks(4u << 20);
-  for (const char* algo : {"oneshot", "ce", "ring"}) {
+  for (const char* algo : {"oneshot", "ce", "ring", "split"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -58,43 +58,46 @@ TEST(CollectivesGpu, PullReadsThePeersBuffersAndStepsAsideWhereItCannot) {
         }
 }
 
-TEST(CollectivesGpu, PullLeavesPoolMemoryToTheOtherAlgorithms) {
+TEST(CollectivesGpu, PullAndSplitLeavePoolMemoryToTheOtherAlgorithms) {
   GPUPEER_REQUIRE_GPUS(2);
   // Memory from cudaMallocAsync's pool is not mapped into the peer by peer access: reading it
-  // from GPU1 would fault. The communicator sees that and does not pull.
-  auto comm = Communicator::create({0, 1}, options("pull"));
-  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-  const std::size_t count = 1u << 16, bytes = count * sizeof(float);
-  std::vector<Stream> streams(2);
-  std::vector<cudaStream_t> raw(2);
-  std::vector<const void*> send(2);
-  std::vector<void*> recv(2);
-  for (int r = 0; r < 2; ++r) {
-    ASSERT_TRUE(streams[r].create(r).isOk());
-    raw[r] = streams[r].get();
-    cudaSetDevice(r);
-    void *s = nullptr, *d = nullptr;
-    ASSERT_EQ(cudaMallocAsync(&s, bytes, raw[r]), cudaSuccess);
-    ASSERT_EQ(cudaMallocAsync(&d, bytes, raw[r]), cudaSuccess);
-    const std::vector<float> input(count, static_cast<float>(r + 1));
-    ASSERT_EQ(cudaMemcpyAsync(s, input.data(), bytes, cudaMemcpyHostToDevice, raw[r]), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
-    send[r] = s;
-    recv[r] = d;
+  // from GPU1 would fault. The communicator sees that and neither pulls nor splits.
+  for (const char* algo : {"pull", "split"}) {
+    SCOPED_TRACE(algo);
+    auto comm = Communicator::create({0, 1}, options(algo));
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    const std::size_t count = 1u << 16, bytes = count * sizeof(float);
+    std::vector<Stream> streams(2);
+    std::vector<cudaStream_t> raw(2);
+    std::vector<const void*> send(2);
+    std::vector<void*> recv(2);
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(streams[r].create(r).isOk());
+      raw[r] = streams[r].get();
+      cudaSetDevice(r);
+      void *s = nullptr, *d = nullptr;
+      ASSERT_EQ(cudaMallocAsync(&s, bytes, raw[r]), cudaSuccess);
+      ASSERT_EQ(cudaMallocAsync(&d, bytes, raw[r]), cudaSuccess);
+      const std::vector<float> input(count, static_cast<float>(r + 1));
+      ASSERT_EQ(cudaMemcpyAsync(s, input.data(), bytes, cudaMemcpyHostToDevice, raw[r]), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
+      send[r] = s;
+      recv[r] = d;
+    }
+    Status st = comm.value()->allReduce(send, recv, count, DataType::kFloat32, RedOp::kSum, raw);
+    ASSERT_TRUE(st.isOk()) << st.toString();
+    for (int r = 0; r < 2; ++r) {
+      cudaSetDevice(r);
+      ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
+      std::vector<float> got(count);
+      ASSERT_EQ(cudaMemcpy(got.data(), recv[r], bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(std::count(got.begin(), got.end(), 3.0f), static_cast<std::ptrdiff_t>(count)) << "rank " << r;
+      cudaFreeAsync(const_cast<void*>(send[r]), raw[r]);
+      cudaFreeAsync(recv[r], raw[r]);
+      ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
+    }
+    EXPECT_TRUE(comm.value()->checkBarriers().isOk());
   }
-  Status st = comm.value()->allReduce(send, recv, count, DataType::kFloat32, RedOp::kSum, raw);
-  ASSERT_TRUE(st.isOk()) << st.toString();
-  for (int r = 0; r < 2; ++r) {
-    cudaSetDevice(r);
-    ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
-    std::vector<float> got(count);
-    ASSERT_EQ(cudaMemcpy(got.data(), recv[r], bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    EXPECT_EQ(std::count(got.begin(), got.end(), 3.0f), static_cast<std::ptrdiff_t>(count)) << "rank " << r;
-    cudaFreeAsync(const_cast<void*>(send[r]), raw[r]);
-    cudaFreeAsync(recv[r], raw[r]);
-    ASSERT_EQ(cudaStreamSynchronize(raw[r]), cudaSuccess);
-  }
-  EXPECT_TRUE(comm.value()->checkBarriers().isOk());
 }
 
 TEST(CollectivesGpu, MixedOperationsBackToBack) {

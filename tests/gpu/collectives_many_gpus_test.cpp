@@ -36,7 +36,7 @@ TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
     SCOPED_TRACE(::testing::Message() << n << " GPUs");
     Ranks ranks(8u << 20, devices);
     // "" is the table's choice.
-    for (const char* algo : {"oneshot", "ce", "pull", "twoshot", "ring", ""}) {
+    for (const char* algo : {"oneshot", "ce", "pull", "split", "twoshot", "ring", ""}) {
       SCOPED_TRACE(algo);
       auto comm = Communicator::create(devices, options(algo));
       ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -80,7 +80,7 @@ TEST(CollectivesManyGpus, EveryTypeAndOpOfAllReduce) {
   GPUPEER_REQUIRE_GPUS(3);
   const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
   Ranks ranks(4u << 20, devices);
-  for (const char* algo : {"oneshot", "ce", "pull", "ring"}) {
+  for (const char* algo : {"oneshot", "ce", "pull", "split", "ring"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -106,7 +106,7 @@ TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
     expect *= n;
     ++k;
   }
-  for (const char* algo : {"oneshot", "ce", "twoshot", "ring", ""}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "ring", "split", ""}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk());

@@ -24,7 +24,7 @@ CommunicatorOptions smallScratch(const char* algorithm) {
 TEST(CommunicatorGpu, EveryTypeAndOpMatchesTheReference) {
   GPUPEER_REQUIRE_GPUS(2);
   Ranks ranks(8u << 20);
-  for (const char* algo : {"oneshot", "ce", "twoshot", "ring"}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "ring", "split"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, smallScratch(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -43,7 +43,7 @@ TEST(CommunicatorGpu, EveryTypeAndOpMatchesTheReference) {
 
 TEST(CommunicatorGpu, BackToBackOperationsNeedNoHostSync) {
   GPUPEER_REQUIRE_GPUS(2);
-  for (const char* algo : {"oneshot", "ce", "twoshot", "ring"}) {
+  for (const char* algo : {"oneshot", "ce", "twoshot", "ring", "split"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, smallScratch(algo));
     ASSERT_TRUE(comm.isOk());

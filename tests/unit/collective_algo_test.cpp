@@ -8,7 +8,8 @@ namespace gpupeer {
 namespace {
 
 TEST(CollectiveAlgo, NamesRoundTripAndUnknownNamesAreRefused) {
-  for (CollAlgo a : {CollAlgo::kOneShot, CollAlgo::kTwoShot, CollAlgo::kRing, CollAlgo::kCopyEngine, CollAlgo::kPull})
+  for (CollAlgo a : {CollAlgo::kOneShot, CollAlgo::kTwoShot, CollAlgo::kRing, CollAlgo::kCopyEngine, CollAlgo::kPull,
+                     CollAlgo::kSplit})
     EXPECT_EQ(parseCollAlgo(collAlgoName(a)).value(), a);
   EXPECT_EQ(parseCollAlgo("One-Shot").value(), CollAlgo::kOneShot);
   EXPECT_EQ(parseCollAlgo("copy_engine").value(), CollAlgo::kCopyEngine);
@@ -103,6 +104,29 @@ TEST(CollectiveAlgo, PullServesReductionsOnlyAndStepsAsideWhereTheRequestForbids
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 5000, 2, true, "", table, false).value(), CollAlgo::kCopyEngine);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 500, 2, true, "pull", table, false).value(), CollAlgo::kOneShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 500, 2, true, "pull", table, true).value(), CollAlgo::kPull);
+}
+
+TEST(CollectiveAlgo, SplitServesAllButAlltoallAndSendRecvOnMappedBuffersWithP2p) {
+  for (CollOp op :
+       {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast, CollOp::kReduce}) {
+    EXPECT_EQ(chooseAlgorithm(op, 8, 4, true, "split").value(), CollAlgo::kSplit) << collOpName(op);
+    // Split writes peers' outputs where pull only reads: an in-place all-reduce is fine.
+    EXPECT_EQ(chooseAlgorithm(op, 8, 4, true, "split", algorithmTable(), false).value(), CollAlgo::kSplit);
+  }
+  for (CollOp op : {CollOp::kAllToAll, CollOp::kSendRecv}) {
+    Status s = chooseAlgorithm(op, 8, 4, true, "split").status();
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(s.message().find(collOpName(op)), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("broadcast"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "split").status().code(), ErrorCode::kUnsupported);
+  // Buffers peers cannot map: the override and the table's split rows give way.
+  const std::vector<AlgoRule> table = {{CollOp::kBroadcast, 2, 8, 0, CollAlgo::kSplit}};
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "", table).value(), CollAlgo::kSplit);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "", table, true, false, false).value(),
+            CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "split", table, true, false, false).value(),
+            CollAlgo::kCopyEngine);
 }
 
 TEST(CollectiveAlgo, RingServesAllButAlltoallAndLeavesSendRecvToTheCopyEngines) {

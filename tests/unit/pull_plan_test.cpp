@@ -1,0 +1,226 @@
+// The pull kernel's parts run on host memory: every rank's part, unit by unit (read every
+// source, then write every target), against the operation's definition, in place and out of
+// place. Owners run at once on the GPU, so the test also checks that no element one owner
+// writes is read or written by another, and where the split plan cuts the message.
+#include "comm/pull_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpupeer {
+namespace {
+
+using Word = std::uint32_t;
+
+Word input(int rank, std::size_t i) { return static_cast<Word>((rank + 1) * 1000003u + i * 7919u); }
+
+struct Case {
+  CollOp op;
+  int n;
+  std::size_t count;
+  int root;
+  bool inPlace;
+  bool split;
+};
+
+std::string describe(const Case& k) {
+  return std::string(collOpName(k.op)) + " n=" + std::to_string(k.n) + " count=" + std::to_string(k.count) +
+         " root=" + std::to_string(k.root) + (k.inPlace ? " in place" : " out of place") +
+         (k.split ? " split" : " pull");
+}
+
+// Each rank's send and receive buffers in one array, overlapping in place as inPlacePointers
+// arranges them.
+struct RankMemory {
+  std::vector<Word> mem;
+  std::size_t sendAt = 0, recvAt = 0;
+};
+
+struct Outcome {
+  std::vector<RankMemory> ranks;
+  std::string race;  // "" or the first element two owners share with a write
+};
+
+Outcome run(const Case& k) {
+  const std::size_t in = collectiveInputElements(k.op, k.count, k.n),
+                    out = collectiveOutputElements(k.op, k.count, k.n);
+  Outcome o;
+  o.ranks.resize(k.n);
+  for (int r = 0; r < k.n; ++r) {
+    RankMemory& m = o.ranks[r];
+    m.mem.assign(in + out, 0xdeadbeef);
+    m.recvAt = in;
+    if (k.inPlace) {
+      m.recvAt = k.op == CollOp::kReduceScatter ? r * k.count : 0;
+      m.sendAt = k.op == CollOp::kAllGather ? r * k.count : 0;
+    }
+    // A broadcast's non-root ranks have no input; in place their buffer starts as garbage.
+    if (k.op != CollOp::kBroadcast || r == k.root)
+      for (std::size_t i = 0; i < in; ++i) m.mem[m.sendAt + i] = input(r, i);
+  }
+  const std::vector<PullPart> parts = planPull(k.op, k.n, k.root, k.count, sizeof(Word), k.split);
+  EXPECT_EQ(static_cast<int>(parts.size()), k.n);
+  // (rank, element) -> owners that read it / write it.
+  std::map<std::pair<int, std::size_t>, std::set<int>> readers, writers;
+  for (int owner = 0; owner < k.n; ++owner) {
+    const PullPart& p = parts[owner];
+    for (std::size_t i = 0; i < p.len; ++i) {
+      Word v = 0;
+      for (int s = 0; s < p.sourceCount; ++s) {
+        const PullRef& src = p.sources[s];
+        EXPECT_LT(src.offset + i, in) << describe(k);
+        const std::size_t at = o.ranks[src.rank].sendAt + src.offset + i;
+        readers[{src.rank, at}].insert(owner);
+        v = s == 0 ? o.ranks[src.rank].mem[at] : v + o.ranks[src.rank].mem[at];
+      }
+      for (int t = 0; t < p.targetCount; ++t) {
+        const PullRef& dst = p.targets[t];
+        EXPECT_LT(dst.offset + i, out) << describe(k);
+        const std::size_t at = o.ranks[dst.rank].recvAt + dst.offset + i;
+        writers[{dst.rank, at}].insert(owner);
+        o.ranks[dst.rank].mem[at] = v;
+      }
+    }
+  }
+  for (const auto& [where, who] : writers) {
+    std::set<int> touching = who;
+    if (auto it = readers.find(where); it != readers.end()) touching.insert(it->second.begin(), it->second.end());
+    if (who.size() > 1 || touching.size() > 1) {
+      o.race = "rank " + std::to_string(where.first) + " element " + std::to_string(where.second) +
+               " written by one owner and touched by another";
+      break;
+    }
+  }
+  return o;
+}
+
+// The operation's definition (sums of distinct inputs, so a wrong source shows).
+void checkResult(const Case& k, const Outcome& o) {
+  auto sum = [&](std::size_t i) {
+    Word v = 0;
+    for (int r = 0; r < k.n; ++r) v += input(r, i);
+    return v;
+  };
+  for (int r = 0; r < k.n; ++r) {
+    const RankMemory& m = o.ranks[r];
+    const Word* got = m.mem.data() + m.recvAt;
+    for (std::size_t i = 0; i < k.count; ++i) {
+      switch (k.op) {
+        case CollOp::kAllReduce: ASSERT_EQ(got[i], sum(i)) << describe(k) << " rank " << r << " element " << i; break;
+        case CollOp::kReduceScatter:
+          ASSERT_EQ(got[i], sum(r * k.count + i)) << describe(k) << " rank " << r << " element " << i;
+          break;
+        case CollOp::kAllGather:
+          for (int q = 0; q < k.n; ++q)
+            ASSERT_EQ(got[q * k.count + i], input(q, i)) << describe(k) << " rank " << r << " chunk " << q;
+          break;
+        case CollOp::kBroadcast:
+          ASSERT_EQ(got[i], input(k.root, i)) << describe(k) << " rank " << r << " element " << i;
+          break;
+        case CollOp::kReduce:
+          if (r == k.root) {
+            ASSERT_EQ(got[i], sum(i)) << describe(k) << " element " << i;
+          }
+          break;
+        default: FAIL() << describe(k);
+      }
+    }
+  }
+}
+
+TEST(PullPlan, EveryPartRunOnHostMemoryGivesTheOperationWithoutRaces) {
+  int cases = 0;
+  for (bool split : {false, true})
+    for (CollOp op :
+         {CollOp::kAllReduce, CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast, CollOp::kReduce}) {
+      if (!split && (op == CollOp::kAllGather || op == CollOp::kBroadcast)) continue;  // pull does not serve them
+      for (int n : {2, 3, 4, 8})
+        for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{17}, std::size_t{1000}})
+          for (bool inPlace : {false, true})
+            for (int root : {0, n - 1}) {
+              if (root && op != CollOp::kBroadcast && op != CollOp::kReduce) continue;
+              // Pull cannot do an in-place all-reduce (the next test shows why).
+              if (!split && inPlace && op == CollOp::kAllReduce) continue;
+              const Case k{op, n, count, root, inPlace, split};
+              const Outcome o = run(k);
+              EXPECT_EQ(o.race, "") << describe(k);
+              checkResult(k, o);
+              ++cases;
+            }
+    }
+  // 40 arrangements per unrooted operation, 80 rooted: pull 20 + 40 + 80, split 3 x 40 + 2 x 80.
+  EXPECT_EQ(cases, 140 + 280);
+}
+
+TEST(PullPlan, TheRaceCheckSeesPullOverwritingAnInPlaceAllReduceInput) {
+  // Every rank writes its whole output, which in place is the input its peers still read.
+  const Outcome o = run({CollOp::kAllReduce, 2, 8, 0, true, false});
+  EXPECT_NE(o.race, "");
+}
+
+TEST(PullPlan, SplitCutsAt16BytesAndReducesInRankOrder) {
+  for (std::size_t es : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}})
+    for (CollOp op : {CollOp::kAllReduce, CollOp::kBroadcast, CollOp::kReduce})
+      for (int n : {2, 3, 4, 8}) {
+        const std::size_t count = 1000003;
+        const std::vector<PullPart> parts = planPull(op, n, 1, count, es, true);
+        std::vector<std::pair<std::size_t, std::size_t>> spans;
+        for (int r = 0; r < n; ++r) {
+          const PullPart& p = parts[r];
+          if (op != CollOp::kAllReduce && r == 1) {
+            EXPECT_EQ(p.len, 0u) << "the root owns nothing";
+            continue;
+          }
+          ASSERT_GT(p.len, 0u);
+          const std::size_t begin = p.targets[0].offset;
+          EXPECT_EQ(begin * es % 16, 0u) << collOpName(op) << " es=" << es << " rank " << r;
+          spans.push_back({begin, begin + p.len});
+          if (op != CollOp::kBroadcast) {
+            ASSERT_EQ(p.sourceCount, n);
+            for (int s = 0; s < n; ++s) EXPECT_EQ(p.sources[s].rank, s);
+          }
+          // Targets start with the owner's own rank or the one after it, not with rank 0.
+          if (op == CollOp::kAllReduce) {
+            EXPECT_EQ(p.targets[0].rank, r);
+          }
+        }
+        // The parts cover the message once, each owner's a similar share.
+        std::sort(spans.begin(), spans.end());
+        std::size_t at = 0, least = count, most = 0;
+        for (auto [b, e] : spans) {
+          EXPECT_EQ(b, at);
+          at = e;
+          least = std::min(least, e - b);
+          most = std::max(most, e - b);
+        }
+        EXPECT_EQ(at, count);
+        EXPECT_LE(most - least, 16 / es) << collOpName(op) << " n=" << n;
+      }
+}
+
+TEST(PullPlan, PartsTooSmallToShareLeaveOwnersIdle) {
+  // 3 floats are one 16-byte grain: one owner takes them all, the others only meet.
+  const std::vector<PullPart> parts = planPull(CollOp::kAllReduce, 4, 0, 3, 4, true);
+  int owners = 0;
+  for (const PullPart& p : parts) {
+    if (p.len == 0) {
+      EXPECT_EQ(p.sourceCount, 0);
+      EXPECT_EQ(p.targetCount, 0);
+    } else {
+      ++owners;
+      EXPECT_EQ(p.len, 3u);
+      EXPECT_EQ(p.targetCount, 4);
+    }
+  }
+  EXPECT_EQ(owners, 1);
+}
+
+}  // namespace
+}  // namespace gpupeer
