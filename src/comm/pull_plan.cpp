@@ -75,7 +75,17 @@ std::vector<PullPart> planPull(CollOp op, int n, int root, std::size_t count, st
         break;
       case CollOp::kBroadcast:
       case CollOp::kReduce: {
-        if (r == root) break;
+        if (r == root) {
+          // Out of place the root copies its own input locally: as a target of every owner it
+          // took the message in over its port once more (broadcast of 512 MiB on 4x H200:
+          // 1801 us against 1610 in place).
+          if (op == CollOp::kBroadcast) {
+            p.len = count;
+            addSource(p, root, 0);
+            addTarget(p, root, 0);
+          }
+          break;
+        }
         // Owners root+1, root+2, ...: owner index (r - root - 1) mod n.
         const Span s = share(count, grain, n - 1, (r - root - 1 + n) % n);
         p.len = s.end - s.begin;
@@ -84,7 +94,7 @@ std::vector<PullPart> planPull(CollOp op, int n, int root, std::size_t count, st
           addTarget(p, root, s.begin);
         } else {
           addSource(p, root, s.begin);
-          targetsFrom(p, n, r, s.begin, all);  // the root's own too: out of place it needs the copy
+          targetsFrom(p, n, r, s.begin, [root](int t) { return t != root; });
         }
         break;
       }

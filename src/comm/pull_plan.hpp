@@ -15,7 +15,8 @@
 //   * reduce-scatter: rank r owns chunk r (the same as pull);
 //   * all-gather: rank r copies its input into every output;
 //   * broadcast and reduce: the n-1 ranks other than the root own the parts (with the root
-//     as an owner it would bring in its part and then take the others' too).
+//     as an owner it would bring in its part and then take the others' too); a broadcast's
+//     root copies its input into its own output.
 //   In place, a unit is read and then written by the same owner only, so no owner overwrites
 //   what another still has to read.
 

@@ -175,8 +175,23 @@ TEST(PullPlan, SplitCutsAt16BytesAndReducesInRankOrder) {
         for (int r = 0; r < n; ++r) {
           const PullPart& p = parts[r];
           if (op != CollOp::kAllReduce && r == 1) {
-            EXPECT_EQ(p.len, 0u) << "the root owns nothing";
+            if (op == CollOp::kReduce) {
+              EXPECT_EQ(p.len, 0u) << "the root owns nothing";
+            } else {
+              // The broadcast's root only copies locally.
+              EXPECT_EQ(p.len, count);
+              ASSERT_EQ(p.sourceCount, 1);
+              ASSERT_EQ(p.targetCount, 1);
+              EXPECT_EQ(p.sources[0].rank, 1);
+              EXPECT_EQ(p.targets[0].rank, 1);
+            }
             continue;
+          }
+          // No owner sends to the root over its port but the reduce's result.
+          for (int t = 0; t < p.targetCount; ++t) {
+            if (op == CollOp::kBroadcast) {
+              EXPECT_NE(p.targets[t].rank, 1);
+            }
           }
           ASSERT_GT(p.len, 0u);
           const std::size_t begin = p.targets[0].offset;
