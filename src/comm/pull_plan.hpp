@@ -18,7 +18,9 @@
 //     as an owner it would bring in its part and then take the others' too); a broadcast's
 //     root copies its input into its own output.
 //   In place, a unit is read and then written by the same owner only, so no owner overwrites
-//   what another still has to read.
+//   what another still has to read. A copy whose target is its own source (in place: the
+//   broadcast root's, an all-gather owner's own chunk) is left out by the caller, which knows
+//   the pointers.
 
 #include <array>
 #include <cstddef>
