@@ -43,6 +43,10 @@ struct CommunicatorOptions {
   /// on 4x H200 (bench/results/2026-11-22-h200x4-s5-ring).
   std::size_t ringChunkBytes = 8u << 20;
   std::size_t ringSpreadChunkBytes = 32u << 20;
+  /// The chain kernel's step per block (GPUPEER_CHAIN_STEP; a multiple of 16): a rank forwards
+  /// a step once it has arrived, so the far end waits about ranks - 1 steps of the whole grid.
+  /// Raised where a message would take more than 4000 steps per block.
+  std::size_t chainStepBytes = 32u << 10;
   /// The algorithm override; by default GPUPEER_ALGO's value at create().
   std::string algorithm = "from-environment";
 };

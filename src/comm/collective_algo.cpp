@@ -15,6 +15,7 @@ const char* collAlgoName(CollAlgo a) {
     case CollAlgo::kCopyEngine: return "ce";
     case CollAlgo::kPull: return "pull";
     case CollAlgo::kSplit: return "split";
+    case CollAlgo::kChain: return "chain";
   }
   return "?";
 }
@@ -29,8 +30,10 @@ Result<CollAlgo> parseCollAlgo(const std::string& text) {
   if (key == "ce" || key == "copyengine") return CollAlgo::kCopyEngine;
   if (key == "pull") return CollAlgo::kPull;
   if (key == "split") return CollAlgo::kSplit;
-  return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                       fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, split, ring or ce", text));
+  if (key == "chain") return CollAlgo::kChain;
+  return GPUPEER_ERROR(
+      ErrorCode::kInvalidArgument,
+      fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, split, chain, ring or ce", text));
 }
 
 bool pullSupports(CollOp op) {
@@ -89,6 +92,7 @@ namespace {
 const char* onlyFor(CollAlgo algo, CollOp op) {
   if (algo == CollAlgo::kTwoShot && op != CollOp::kAllReduce) return "all_reduce only";
   if (algo == CollAlgo::kPull && !pullSupports(op)) return "all_reduce, reduce_scatter and reduce";
+  if (algo == CollAlgo::kChain && op != CollOp::kBroadcast) return "broadcast only";
   if (algo == CollAlgo::kSplit && !splitSupports(op))
     return "all_reduce, reduce_scatter, all_gather, broadcast and reduce";
   if (algo == CollAlgo::kRing && !ringSupports(op))
@@ -121,7 +125,8 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
                            fmt::format("GPUPEER_ALGO={}: needs P2P between all GPUs, which is not available; only ce "
                                        "and ring (copies staged through host memory where a pair has no P2P) work",
                                        collAlgoName(forced)));
-    if ((forced != CollAlgo::kPull || pullAllowed) && (forced != CollAlgo::kSplit || peersMapped)) return forced;
+    const bool mapsPeers = forced == CollAlgo::kSplit || forced == CollAlgo::kChain;
+    if ((forced != CollAlgo::kPull || pullAllowed) && (!mapsPeers || peersMapped)) return forced;
   }
   // Without P2P between some pairs but with it from every rank to the next, the ring keeps to
   // P2P links; the copy engines would stage some copies through host memory.
@@ -129,7 +134,7 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
   for (const AlgoRule& rule : table)
     if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
         (rule.upToBytes == 0 || bytes <= rule.upToBytes) && (pullAllowed || rule.algo != CollAlgo::kPull) &&
-        (peersMapped || rule.algo != CollAlgo::kSplit))
+        (peersMapped || (rule.algo != CollAlgo::kSplit && rule.algo != CollAlgo::kChain)))
       return rule.algo;
   return CollAlgo::kCopyEngine;
 }

@@ -128,7 +128,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         std::pair{"GPUPEER_ONESHOT_SLOT", &impl->options.oneShotSlotBytes},
         std::pair{"GPUPEER_ONESHOT_STEP", &impl->oneShotStepBytes}, std::pair{"GPUPEER_LL_SLOT", &impl->lineSlotBytes},
         std::pair{"GPUPEER_RING_CHUNK", &impl->options.ringChunkBytes},
-        std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes}})
+        std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes},
+        std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes}})
     if (const char* v = std::getenv(name)) {
       Result<std::size_t> parsed = parseByteSize(v);
       if (!parsed.isOk()) return parsed.status();
@@ -151,6 +152,10 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                          fmt::format("ring chunks (GPUPEER_RING_CHUNK, GPUPEER_RING_SPREAD_CHUNK) of at least 4 KiB, "
                                      "not {} and {} bytes",
                                      o.ringChunkBytes, o.ringSpreadChunkBytes));
+  if (o.chainStepBytes < 16 || o.chainStepBytes % 16)
+    return GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format("chain step (GPUPEER_CHAIN_STEP) of a multiple of 16 bytes, not {} bytes", o.chainStepBytes));
   if (impl->lineSlotBytes < 4096 || impl->lineSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL_SLOT: at least 4 KiB, a multiple of 4 KiB");
   if (options.algorithm == "from-environment") {
@@ -342,6 +347,7 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
     case CollAlgo::kTwoShot: return runTwoShot(c, q);
     case CollAlgo::kPull: return runPull(c, q, false);
     case CollAlgo::kSplit: return runPull(c, q, true);
+    case CollAlgo::kChain: return runChain(c, q);
     case CollAlgo::kRing: return runRing(c, q);
   }
   return GPUPEER_ERROR(ErrorCode::kInternal, "unknown algorithm");

@@ -1,6 +1,7 @@
 // Host side of the one-kernel algorithms: the one-shot kernel (pieces no larger than a scratch
 // slot, one kernel per rank and piece) and the pull kernel (the whole message in one kernel
-// per rank, reading and writing the peers' buffers as comm/pull_plan.hpp lays out).
+// per rank, reading and writing the peers' buffers as comm/pull_plan.hpp lays out) and the
+// chain kernel (a broadcast stored from rank to rank).
 #include <algorithm>
 #include <array>
 
@@ -119,6 +120,35 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
     if (a.targetCount == 0) a.len = 0;
   }
   return launchAll(c, q, args.data(), launchPull);
+}
+
+Status runChain(Communicator::Impl& c, const CollRequest& q) {
+  const int n = c.n();
+  const std::size_t bytes = q.count * dataTypeSize(q.type);
+  // A block per step up to one per SM of a 132-SM GPU; a step large enough that no block
+  // takes more than kMaxChainSteps.
+  std::size_t step = c.options.chainStepBytes;
+  const int most = c.oneShotBlocks > 0 ? c.oneShotBlocks : 132;
+  const int blocks = static_cast<int>(std::clamp<std::size_t>((bytes + step - 1) / step, 1, most));
+  const std::size_t perStep = static_cast<std::size_t>(blocks) * kMaxChainSteps;
+  if (bytes > step * perStep) step = ((bytes + perStep - 1) / perStep + 15) / 16 * 16;
+  std::array<OneShotArgs, kMaxCommRanks> args;
+  for (int r = 0; r < n; ++r) {
+    OneShotArgs& a = args[r];
+    a = argsFor(c, q, r, 0, q.count);
+    const int position = (r - q.root + n) % n;  // along the chain from the root
+    a.chainPrev = position == 0 ? -1 : (r - 1 + n) % n;
+    a.chainNext = position == n - 1 ? -1 : (r + 1) % n;
+    a.len = bytes;
+    a.pullBlocks = blocks;
+    a.chainStepBytes = step;
+    a.peerIn[0] = r == q.root ? q.send[r] : q.recv[r];
+    a.targetCount = 0;
+    if (a.chainNext >= 0) a.targets[a.targetCount++] = q.recv[a.chainNext];
+    if (r == q.root && q.recv[r] != q.send[r]) a.targets[a.targetCount++] = q.recv[r];
+  }
+  return launchAll(c, q, args.data(),
+                   [](const OneShotArgs& a, DataType, cudaStream_t stream) { return launchChain(a, stream); });
 }
 
 }  // namespace gpupeer

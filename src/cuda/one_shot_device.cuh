@@ -74,6 +74,22 @@ __device__ __forceinline__ bool awaitFlag(const OneShotArgs& a, const std::uint3
   }
 }
 
+// Block b of this rank meets block b of every peer: it raises `value` in their flags and waits
+// for theirs. In the pull and chain kernels block b reads and writes only what block b of each
+// rank is responsible for, so a per-block meeting covers exactly the memory in question. `fence`: this block stored
+// into peers' memory, and those stores must land before a peer that sees the flag goes on.
+__device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t value, bool fence, bool& failed) {
+  __syncthreads();  // this block's loads and stores are done before it tells anyone
+  const int t = threadIdx.x;
+  if (t < a.ranks && t != a.rank) {
+    if (fence) __threadfence_system();
+    std::uint32_t* theirs = a.flags[t] + blockIdx.x * kMaxCommRanks + a.rank;
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(theirs), "r"(value) : "memory");
+    if (!failed && !awaitFlag(a, a.flags[a.rank] + blockIdx.x * kMaxCommRanks + t, value, t)) failed = true;
+  }
+  __syncthreads();
+}
+
 // Whether `sender` sends data to `receiver` in this operation.
 __device__ __forceinline__ bool dataFlows(const OneShotArgs& a, int sender, int receiver) {
   switch (a.op) {

@@ -37,8 +37,15 @@ struct OneShotArgs {
   const void* peerIn[kMaxCommRanks] = {};
   void* targets[kMaxCommRanks] = {};
   int sources = 0, targetCount = 0;
-  /// The pull kernel's grid, the same on every rank (its barriers pair block b with block b).
+  /// The pull and chain kernels' grid, the same on every rank (their barriers pair block b with
+  /// block b).
   int pullBlocks = 1;
+  /// The chain kernel (launchChain): `len` bytes from peerIn[0] to targets[0..targetCount) in
+  /// steps of chainStepBytes per block, each step after rank chainPrev raised its flag for it
+  /// (-1: the root, which waits for nobody), and a flag raised for rank chainNext after it (-1:
+  /// the last rank, which only waits).
+  int chainPrev = -1, chainNext = -1;
+  std::size_t chainStepBytes = 0;
   /// Some target is a peer's memory: the last barrier fences the stores before it tells anyone.
   bool remoteTargets = false;
   /// scratch[r]: rank r's scratch, two parities of `ranks` slots of slotBytes (slot s of rank r
@@ -75,6 +82,17 @@ cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stre
 /// second barrier keeps it running until no peer still reads its input or writes its output.
 /// No scratch, one piece of any length.
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
+/// Launches rank `a.rank`'s chain kernel (broadcast along the ranks from the root): after a
+/// barrier with every peer, each block copies its share of every step into the next rank's
+/// output (and the root out of place into its own) and raises a flag there; a rank forwards a
+/// step as soon as its predecessor's flag for it arrives. Stores go over one link each, in one
+/// direction, as in NCCL's rings, and each step costs a flag rather than a copy-engine launch.
+cudaError_t launchChain(const OneShotArgs& a, cudaStream_t stream);
+
+/// The most steps a block of the chain kernel may take (its flags count them within an
+/// operation's range).
+inline constexpr std::size_t kMaxChainSteps = 4000;
 
 /// The pull kernel's grid for parts of at most `partBytes` (a block per 64 KiB, at most
 /// `maxBlocks`, 0: one per SM of a 132-SM GPU).

@@ -21,22 +21,6 @@ constexpr int kSourceBatch = 4;
 // Units in flight per thread where the part has one source (a copy).
 constexpr int kCopyDepth = 8;
 
-// Block b of this rank meets block b of every peer: it raises `value` in their flags and waits
-// for theirs. Block b reads and writes only the units block b of each rank is responsible for,
-// so a per-block meeting covers exactly the memory in question. `fence`: this block stored
-// into peers' memory, and those stores must land before a peer that sees the flag goes on.
-__device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t value, bool fence, bool& failed) {
-  __syncthreads();  // this block's loads and stores are done before it tells anyone
-  const int t = threadIdx.x;
-  if (t < a.ranks && t != a.rank) {
-    if (fence) __threadfence_system();
-    std::uint32_t* theirs = a.flags[t] + blockIdx.x * kMaxCommRanks + a.rank;
-    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(theirs), "r"(value) : "memory");
-    if (!failed && !awaitFlag(a, a.flags[a.rank] + blockIdx.x * kMaxCommRanks + t, value, t)) failed = true;
-  }
-  __syncthreads();
-}
-
 // Units [b, e) of the part, all threads of the block: reduced over the sources in rank order
 // (or copied from the one source) and stored to every target.
 template <class T, class U>

@@ -36,7 +36,7 @@ TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
     SCOPED_TRACE(::testing::Message() << n << " GPUs");
     Ranks ranks(8u << 20, devices);
     // "" is the table's choice.
-    for (const char* algo : {"oneshot", "ce", "pull", "split", "twoshot", "ring", ""}) {
+    for (const char* algo : {"oneshot", "ce", "pull", "split", "chain", "twoshot", "ring", ""}) {
       SCOPED_TRACE(algo);
       auto comm = Communicator::create(devices, options(algo));
       ASSERT_TRUE(comm.isOk()) << comm.status().toString();

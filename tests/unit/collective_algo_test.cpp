@@ -9,7 +9,7 @@ namespace {
 
 TEST(CollectiveAlgo, NamesRoundTripAndUnknownNamesAreRefused) {
   for (CollAlgo a : {CollAlgo::kOneShot, CollAlgo::kTwoShot, CollAlgo::kRing, CollAlgo::kCopyEngine, CollAlgo::kPull,
-                     CollAlgo::kSplit})
+                     CollAlgo::kSplit, CollAlgo::kChain})
     EXPECT_EQ(parseCollAlgo(collAlgoName(a)).value(), a);
   EXPECT_EQ(parseCollAlgo("One-Shot").value(), CollAlgo::kOneShot);
   EXPECT_EQ(parseCollAlgo("copy_engine").value(), CollAlgo::kCopyEngine);
@@ -126,6 +126,23 @@ TEST(CollectiveAlgo, SplitServesAllButAlltoallAndSendRecvOnMappedBuffersWithP2p)
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "", table, true, false, false).value(),
             CollAlgo::kCopyEngine);
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "split", table, true, false, false).value(),
+            CollAlgo::kCopyEngine);
+}
+
+TEST(CollectiveAlgo, ChainIsForBroadcastOnMappedBuffersWithP2p) {
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 8, 4, true, "chain").value(), CollAlgo::kChain);
+  for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kReduce, CollOp::kAllToAll,
+                    CollOp::kSendRecv}) {
+    Status s = chooseAlgorithm(op, 8, 4, true, "chain").status();
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << collOpName(op);
+    EXPECT_NE(s.message().find("broadcast only"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 8, 4, false, "chain").status().code(), ErrorCode::kUnsupported);
+  const std::vector<AlgoRule> table = {{CollOp::kBroadcast, 2, 8, 0, CollAlgo::kChain}};
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "", table).value(), CollAlgo::kChain);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "", table, true, false, false).value(),
+            CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 5000, 4, true, "chain", table, true, false, false).value(),
             CollAlgo::kCopyEngine);
 }
 
