@@ -34,9 +34,11 @@ enum class CollAlgo {
   /// reduce-scatter, all-gather, broadcast, reduce). In place works: a unit is read and then
   /// written by its owner only. Needs buffers from cudaMalloc.
   kSplit,
-  /// Broadcast by one SM kernel per rank along root, root + 1, ...: each rank stores every
-  /// step into the next rank's output and raises a flag there, and forwards a step once its
-  /// own flag for it has come (NCCL's ring, kept to one kernel). Needs buffers from cudaMalloc.
+  /// Broadcast and reduce by one SM kernel per rank along a chain (broadcast from the root
+  /// through root + 1, ...; reduce through root + 1, ... to the root): each rank stores every
+  /// step into the next rank's output (broadcast) or scratch (reduce, its partial sum) and
+  /// raises a flag there, and goes on with a step once its own flag for it has come (NCCL's
+  /// ring, kept to one kernel). Needs buffers from cudaMalloc.
   kChain,
 };
 const char* collAlgoName(CollAlgo a);  ///< "oneshot", "twoshot", "ring", "ce", "pull", "split", "chain"
@@ -63,9 +65,9 @@ const std::vector<AlgoRule>& algorithmTable();
 /// ("" = none): honoured where it can work, else kInvalidArgument or kUnsupported saying why
 /// (two-shot is all-reduce only; pull is for all-reduce, reduce-scatter and reduce; the ring is
 /// not for alltoall, and is the copy engines for send/recv; one-shot, two-shot and pull need
-/// P2P; split is not for alltoall and send/recv; chain is for broadcast only). `pullAllowed` false (a request pull
-/// cannot serve: see kPull) skips the pull rows and a pull override, `peersMapped` false (buffers not from cudaMalloc)
-/// the split and chain rows and overrides: the next row that matches decides.
+/// P2P; split is not for alltoall and send/recv; chain is for broadcast and reduce). `pullAllowed` false (a request
+/// pull cannot serve: see kPull) skips the pull rows and a pull override, `peersMapped` false (buffers not from
+/// cudaMalloc) the split and chain rows and overrides: the next row that matches decides.
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
                                  const std::vector<AlgoRule>& table = algorithmTable(), bool pullAllowed = true,
                                  bool ringP2p = false, bool peersMapped = true);

@@ -92,7 +92,7 @@ namespace {
 const char* onlyFor(CollAlgo algo, CollOp op) {
   if (algo == CollAlgo::kTwoShot && op != CollOp::kAllReduce) return "all_reduce only";
   if (algo == CollAlgo::kPull && !pullSupports(op)) return "all_reduce, reduce_scatter and reduce";
-  if (algo == CollAlgo::kChain && op != CollOp::kBroadcast) return "broadcast only";
+  if (algo == CollAlgo::kChain && op != CollOp::kBroadcast && op != CollOp::kReduce) return "broadcast and reduce";
   if (algo == CollAlgo::kSplit && !splitSupports(op))
     return "all_reduce, reduce_scatter, all_gather, broadcast and reduce";
   if (algo == CollAlgo::kRing && !ringSupports(op))

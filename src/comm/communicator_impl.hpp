@@ -107,7 +107,7 @@ Status copyBetween(Communicator::Impl& c, int from, int to, void* dst, const voi
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
 /// The pull kernel: `split` false is CollAlgo::kPull, true CollAlgo::kSplit (pull_plan.hpp).
 Status runPull(Communicator::Impl& c, const CollRequest& q, bool split);
-/// The chain kernel (broadcast): root, root + 1, ... each store every step into the next.
+/// The chain kernel (broadcast, reduce): each rank stores every step into the next (one_shot_path.cpp).
 Status runChain(Communicator::Impl& c, const CollRequest& q);
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);
 /// The ring (ring_path.cpp): every byte moves from rank r to rank r+1 by copy engine.

@@ -2,6 +2,8 @@
 // slot, one kernel per rank and piece) and the pull kernel (the whole message in one kernel
 // per rank, reading and writing the peers' buffers as comm/pull_plan.hpp lays out) and the
 // chain kernel (a broadcast stored from rank to rank).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 
@@ -124,31 +126,48 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
 
 Status runChain(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
-  const std::size_t bytes = q.count * dataTypeSize(q.type);
-  // A block per step up to one per SM of a 132-SM GPU; a step large enough that no block
-  // takes more than kMaxChainSteps.
+  const bool reduce = q.op == CollOp::kReduce;
+  const std::size_t es = dataTypeSize(q.type), bytes = q.count * es;
+  // Two blocks per SM of a 132-SM GPU at most (kChainThreads), one per step below that.
   std::size_t step = c.options.chainStepBytes;
-  const int most = c.oneShotBlocks > 0 ? c.oneShotBlocks : 132;
+  const int most = c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * 132;
   const int blocks = static_cast<int>(std::clamp<std::size_t>((bytes + step - 1) / step, 1, most));
+  // A reduce passes partials through the next rank's one-shot scratch: each block needs room
+  // for two steps at least, so that it can fill one while the next rank reads the other.
+  const std::size_t scratch = 2 * n * c.options.oneShotSlotBytes;
+  if (reduce) step = std::max<std::size_t>(16, std::min(step, scratch / (2 * blocks) / 16 * 16));
+  // No block takes more than kMaxChainSteps steps.
   const std::size_t perStep = static_cast<std::size_t>(blocks) * kMaxChainSteps;
   if (bytes > step * perStep) step = ((bytes + perStep - 1) / perStep + 15) / 16 * 16;
+  const std::size_t positions = scratch / (static_cast<std::size_t>(blocks) * step);
+  if (reduce && positions < 1)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("reduce of {} bytes by the chain: {} bytes of one-shot scratch per rank hold no "
+                                     "step of {} bytes per block; raise the one-shot slots",
+                                     bytes, scratch, step));
   std::array<OneShotArgs, kMaxCommRanks> args;
   for (int r = 0; r < n; ++r) {
     OneShotArgs& a = args[r];
     a = argsFor(c, q, r, 0, q.count);
-    const int position = (r - q.root + n) % n;  // along the chain from the root
+    // Broadcast: root, root + 1, ..., root - 1. Reduce: root + 1, ..., root.
+    const int position = (r - q.root - (reduce ? 1 : 0) + 2 * n) % n;
     a.chainPrev = position == 0 ? -1 : (r - 1 + n) % n;
     a.chainNext = position == n - 1 ? -1 : (r + 1) % n;
     a.len = bytes;
     a.pullBlocks = blocks;
     a.chainStepBytes = step;
-    a.peerIn[0] = r == q.root ? q.send[r] : q.recv[r];
+    a.chainPositions = positions;
     a.targetCount = 0;
+    if (reduce) {
+      a.peerIn[0] = q.send[r];
+      a.targets[a.targetCount++] = q.recv[r];  // only the root's is written
+      continue;
+    }
+    a.peerIn[0] = r == q.root ? q.send[r] : q.recv[r];
     if (a.chainNext >= 0) a.targets[a.targetCount++] = q.recv[a.chainNext];
     if (r == q.root && q.recv[r] != q.send[r]) a.targets[a.targetCount++] = q.recv[r];
   }
-  return launchAll(c, q, args.data(),
-                   [](const OneShotArgs& a, DataType, cudaStream_t stream) { return launchChain(a, stream); });
+  return launchAll(c, q, args.data(), launchChain);
 }
 
 }  // namespace gpupeer

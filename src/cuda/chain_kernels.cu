@@ -1,11 +1,12 @@
-// The chain kernel: a broadcast that passes from rank to rank, one step per block at a time,
-// each step stored into the next rank's output by SMs and announced by a flag in the next
-// rank's memory (one_shot_device.cuh's words [block][sender]). Bytes are copied, so one kernel
-// serves every type.
+// The chain kernel: a broadcast or a reduce that passes from rank to rank, one step per block
+// at a time, each step stored into the next rank's memory by SMs and announced by a flag in
+// the next rank's memory (one_shot_device.cuh's words [block][sender]). A broadcast copies
+// bytes, so one kernel serves every type.
 #include <cstdint>
 #include <type_traits>
 
 #include "cuda/one_shot_device.cuh"
+#include "cuda/reduce_math.cuh"
 
 namespace gpupeer {
 namespace {
@@ -15,22 +16,38 @@ using namespace oneshot;
 // Units each thread keeps in flight.
 constexpr int kChainDepth = 4;
 
+static_assert(kMaxChainSteps + 2 < kFlagStride, "a step's flag must stay within the operation's range");
+
+__device__ __forceinline__ std::uint32_t* flagOf(const OneShotArgs& a, int owner, int sender) {
+  return a.flags[owner] + blockIdx.x * kMaxCommRanks + sender;
+}
+
+__device__ __forceinline__ void raise(std::uint32_t* flag, std::uint32_t value) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+// Thread 0 waits for `sender`'s word in this rank's memory to reach `value`; the block
+// continues together after it.
+__device__ __forceinline__ void awaitStep(const OneShotArgs& a, int sender, std::uint32_t value, bool& failed) {
+  if (threadIdx.x == 0 && !failed && !awaitFlag(a, flagOf(a, a.rank, sender), value, sender)) failed = true;
+}
+
 // Bytes [b, e) of the step from the source to every target, U at a time (uint4 where every
 // pointer is 16-byte aligned: then b is too; single bytes otherwise).
 template <class U>
 __device__ __forceinline__ void copyStep(const OneShotArgs& a, std::size_t b, std::size_t e) {
   const U* src = reinterpret_cast<const U*>(static_cast<const char*>(a.peerIn[0]) + b);
   const std::size_t units = (e - b) / sizeof(U);
-  for (std::size_t u = threadIdx.x; u < units; u += kChainDepth * kThreads) {
+  for (std::size_t u = threadIdx.x; u < units; u += kChainDepth * kChainThreads) {
     U x[kChainDepth];
 #pragma unroll
     for (int i = 0; i < kChainDepth; ++i)
-      if (u + i * kThreads < units) x[i] = src[u + i * kThreads];
+      if (u + i * kChainThreads < units) x[i] = src[u + i * kChainThreads];
     for (int k = 0; k < a.targetCount; ++k) {
       U* dst = reinterpret_cast<U*>(static_cast<char*>(a.targets[k]) + b);
 #pragma unroll
       for (int i = 0; i < kChainDepth; ++i)
-        if (u + i * kThreads < units) dst[u + i * kThreads] = x[i];
+        if (u + i * kChainThreads < units) dst[u + i * kChainThreads] = x[i];
     }
   }
   // The message's last bytes after the whole units (only the final step has any).
@@ -40,8 +57,42 @@ __device__ __forceinline__ void copyStep(const OneShotArgs& a, std::size_t b, st
       static_cast<char*>(a.targets[k])[tail + threadIdx.x] = static_cast<const char*>(a.peerIn[0])[tail + threadIdx.x];
 }
 
+// One step of the reduce: out = partial (what the previous rank left) combined with this rank's
+// input, over bytes [b, e) of the message; the first rank has no partial and copies its input.
+// Partials travel as the type itself; avg divides on the last rank only.
+template <class T, class U>
+__device__ __forceinline__ void reduceStep(const OneShotArgs& a, const char* partial, char* out, std::size_t b,
+                                           std::size_t e, bool last) {
+  const U* in = reinterpret_cast<const U*>(static_cast<const char*>(a.peerIn[0]) + b);
+  const U* part = reinterpret_cast<const U*>(partial);
+  U* dst = reinterpret_cast<U*>(out);
+  const std::size_t units = (e - b) / sizeof(U);
+  const RedOp op = a.redop == RedOp::kAvg && !last ? RedOp::kSum : a.redop;
+  for (std::size_t u = threadIdx.x; u < units; u += kChainDepth * kChainThreads) {
+    U x[kChainDepth], p[kChainDepth];
+#pragma unroll
+    for (int i = 0; i < kChainDepth; ++i)
+      if (u + i * kChainThreads < units) {
+        x[i] = in[u + i * kChainThreads];
+        if (part) p[i] = part[u + i * kChainThreads];
+      }
+#pragma unroll
+    for (int i = 0; i < kChainDepth; ++i)
+      if (u + i * kChainThreads < units) {
+        if (!part) {
+          dst[u + i * kChainThreads] = x[i];
+          continue;
+        }
+        UnitAcc<T, U> acc;
+        acc.set(p[i]);
+        acc.add(op, x[i]);
+        dst[u + i * kChainThreads] = acc.result(op, a.ranks);
+      }
+  }
+}
+
 template <class U>
-__global__ void __launch_bounds__(kThreads) chainBroadcast(OneShotArgs a) {
+__global__ void __launch_bounds__(kChainThreads) chainBroadcast(OneShotArgs a) {
   const std::uint32_t epoch = beginOperation(a);
   const std::uint32_t mark = epoch * kFlagStride;
   __shared__ bool failed;  // a peer timed out: do not wait for it again
@@ -53,21 +104,17 @@ __global__ void __launch_bounds__(kThreads) chainBroadcast(OneShotArgs a) {
   for (std::uint32_t s = 0;; ++s) {
     const std::size_t b = (static_cast<std::size_t>(s) * gridDim.x + blockIdx.x) * step;
     if (b >= a.len) break;
-    const std::size_t e = min(a.len, b + step);
     const std::uint32_t value = mark + 2 + s;  // flags only grow: steps stay below kFlagStride - 2
     if (a.chainPrev >= 0) {
-      if (threadIdx.x == 0 && !failed &&
-          !awaitFlag(a, a.flags[a.rank] + blockIdx.x * kMaxCommRanks + a.chainPrev, value, a.chainPrev))
-        failed = true;
+      awaitStep(a, a.chainPrev, value, failed);
       __syncthreads();  // the step has landed in this rank's output before anyone reads it
     }
-    if (a.targetCount) copyStep<U>(a, b, e);
+    if (a.targetCount) copyStep<U>(a, b, min(a.len, b + step));
     if (a.chainNext >= 0) {
       __syncthreads();  // every thread's stores are issued
       if (threadIdx.x == 0) {
         __threadfence_system();
-        std::uint32_t* theirs = a.flags[a.chainNext] + blockIdx.x * kMaxCommRanks + a.rank;
-        asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(theirs), "r"(value) : "memory");
+        raise(flagOf(a, a.chainNext, a.rank), value);
       }
     }
   }
@@ -76,20 +123,78 @@ __global__ void __launch_bounds__(kThreads) chainBroadcast(OneShotArgs a) {
   endOperation(a, epoch);
 }
 
+template <class T, bool kVectors>
+__global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
+  using U = std::conditional_t<kVectors, uint4, T>;
+  const std::uint32_t epoch = beginOperation(a);
+  const std::uint32_t mark = epoch * kFlagStride;
+  __shared__ bool failed;
+  if (threadIdx.x == 0) failed = false;
+  // Arrival: every peer's kernel has started, so its input is written and nobody still reads
+  // the scratch that the next rank's kernel will read.
+  meetPeers(a, mark + 1, false, failed);
+  const std::size_t step = a.chainStepBytes, positions = a.chainPositions;
+  const bool last = a.chainNext < 0;
+  for (std::uint32_t s = 0;; ++s) {
+    const std::size_t b = (static_cast<std::size_t>(s) * gridDim.x + blockIdx.x) * step;
+    if (b >= a.len) break;
+    const std::size_t slot = (blockIdx.x * positions + s % positions) * step;
+    const std::uint32_t value = mark + 2 + s;
+    // The previous rank's partial has landed; the next rank has read what this step's
+    // position held `positions` steps ago (thread 1 waits for that while thread 0 waits here).
+    if (a.chainPrev >= 0) awaitStep(a, a.chainPrev, value, failed);
+    if (!last && s >= positions && threadIdx.x == 1 && !failed &&
+        !awaitFlag(a, flagOf(a, a.rank, a.chainNext), value - positions, a.chainNext))
+      failed = true;
+    __syncthreads();
+    const char* partial = a.chainPrev >= 0 ? static_cast<const char*>(a.scratch[a.rank]) + slot : nullptr;
+    char* out = last ? static_cast<char*>(a.targets[0]) + b : static_cast<char*>(a.scratch[a.chainNext]) + slot;
+    const std::size_t e = min(a.len, b + step);
+    const std::size_t whole = b + (e - b) / sizeof(U) * sizeof(U);
+    reduceStep<T, U>(a, partial, out, b, whole, last);
+    if (kVectors && whole < e)  // the message's last elements, one at a time
+      reduceStep<T, T>(a, partial ? partial + (whole - b) : nullptr, out + (whole - b), whole, e, last);
+    __syncthreads();  // this step's loads are done and its stores issued
+    if (threadIdx.x == 0) {
+      if (!last) {
+        __threadfence_system();
+        raise(flagOf(a, a.chainNext, a.rank), value);
+      }
+      if (a.chainPrev >= 0) raise(flagOf(a, a.chainPrev, a.rank), value);  // its position is free
+    }
+  }
+  endOperation(a, epoch);
+}
+
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
 
-static_assert(kMaxChainSteps + 2 < kFlagStride, "a step's flag must stay within the operation's range");
+struct LaunchChainReduce {
+  const OneShotArgs& a;
+  cudaStream_t stream;
+  template <class T>
+  cudaError_t operator()() const {
+    bool vectors = aligned16(a.peerIn[0]) && aligned16(a.targets[0]);
+    for (int r = 0; r < a.ranks; ++r) vectors = vectors && aligned16(a.scratch[r]);
+    return launchOneShotKernel(vectors ? chainReduce<T, true> : chainReduce<T, false>, a, a.pullBlocks, stream,
+                               kChainThreads);
+  }
+};
 
 }  // namespace
 
-cudaError_t launchChain(const OneShotArgs& a, cudaStream_t stream) {
+cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   if (a.ranks < 2 || a.ranks > kMaxCommRanks || a.pullBlocks < 1 || a.pullBlocks > kMaxOneShotBlocks ||
       a.targetCount < 0 || a.targetCount > 2 || a.chainStepBytes == 0 || a.chainStepBytes % 16 ||
       a.len > a.chainStepBytes * a.pullBlocks * kMaxChainSteps)
     return cudaErrorInvalidValue;
+  if (a.op == CollOp::kReduce) {
+    if (a.chainPositions == 0 || a.targetCount != 1) return cudaErrorInvalidValue;
+    return dispatchType(type, LaunchChainReduce{a, stream});
+  }
   bool vectors = aligned16(a.peerIn[0]);
   for (int k = 0; k < a.targetCount; ++k) vectors = vectors && aligned16(a.targets[k]);
-  return launchOneShotKernel(vectors ? chainBroadcast<uint4> : chainBroadcast<unsigned char>, a, a.pullBlocks, stream);
+  return launchOneShotKernel(vectors ? chainBroadcast<uint4> : chainBroadcast<unsigned char>, a, a.pullBlocks, stream,
+                             kChainThreads);
 }
 
 }  // namespace gpupeer

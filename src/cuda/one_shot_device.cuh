@@ -120,6 +120,7 @@ __device__ __forceinline__ U* outChunk(const OneShotArgs& a, int q) {
 cudaError_t launchOneShotLines(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
 /// Launches `kernel(a)` with a.earlyLaunch's programmatic dependent launch.
-cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream);
+cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,
+                                int threads = oneshot::kThreads);
 
 }  // namespace gpupeer

@@ -182,10 +182,11 @@ struct LaunchOneShot {
 
 }  // namespace
 
-cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream) {
+cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,
+                                int threads) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kThreads);
+  config.blockDim = dim3(threads);
   config.stream = stream;
   cudaLaunchAttribute early{};
   early.id = cudaLaunchAttributeProgrammaticStreamSerialization;

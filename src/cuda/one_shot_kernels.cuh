@@ -40,12 +40,15 @@ struct OneShotArgs {
   /// The pull and chain kernels' grid, the same on every rank (their barriers pair block b with
   /// block b).
   int pullBlocks = 1;
-  /// The chain kernel (launchChain): `len` bytes from peerIn[0] to targets[0..targetCount) in
-  /// steps of chainStepBytes per block, each step after rank chainPrev raised its flag for it
-  /// (-1: the root, which waits for nobody), and a flag raised for rank chainNext after it (-1:
-  /// the last rank, which only waits).
+  /// The chain kernel (launchChain): `len` bytes in steps of chainStepBytes per block, each
+  /// step after rank chainPrev raised its flag for it (-1: the chain's first rank), and a flag
+  /// raised for rank chainNext after it (-1: the last). Broadcast: from peerIn[0] to
+  /// targets[0..targetCount). Reduce: peerIn[0] (this rank's input) combined with what the
+  /// previous rank left in this rank's scratch goes into the next rank's scratch, or on the
+  /// last rank (the root) into targets[0]; each block cycles through chainPositions steps of
+  /// scratch, and reuses one after the next rank says it has read it.
   int chainPrev = -1, chainNext = -1;
-  std::size_t chainStepBytes = 0;
+  std::size_t chainStepBytes = 0, chainPositions = 0;
   /// Some target is a peer's memory: the last barrier fences the stores before it tells anyone.
   bool remoteTargets = false;
   /// scratch[r]: rank r's scratch, two parities of `ranks` slots of slotBytes (slot s of rank r
@@ -83,12 +86,16 @@ cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stre
 /// No scratch, one piece of any length.
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
-/// Launches rank `a.rank`'s chain kernel (broadcast along the ranks from the root): after a
-/// barrier with every peer, each block copies its share of every step into the next rank's
-/// output (and the root out of place into its own) and raises a flag there; a rank forwards a
+/// Launches rank `a.rank`'s chain kernel (broadcast from the root along root + 1, root + 2, ...;
+/// reduce along root + 1, ... ending at the root): after a barrier with every peer, each block
+/// passes every step of its share to the next rank and raises a flag there; a rank forwards a
 /// step as soon as its predecessor's flag for it arrives. Stores go over one link each, in one
-/// direction, as in NCCL's rings, and each step costs a flag rather than a copy-engine launch.
-cudaError_t launchChain(const OneShotArgs& a, cudaStream_t stream);
+/// direction, as in NCCL's rings, and a step costs a flag rather than a copy-engine launch.
+cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
+/// The chain kernel's threads per block: two blocks share an SM, so that one copies while the
+/// other waits for its stores to land before raising a step's flag.
+inline constexpr int kChainThreads = 256;
 
 /// The most steps a block of the chain kernel may take (its flags count them within an
 /// operation's range).

@@ -181,10 +181,11 @@ TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
 
 TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
   GPUPEER_REQUIRE_GPUS(2);
-  // On every visible GPU: 16-byte steps, so each block takes hundreds of them and a large
-  // message needs more than the kernel's 4000 steps per block (the step grows); odd lengths
-  // and offsets copy bytes; roots move between back-to-back broadcasts, each flag value of
-  // one operation above every value of the one before.
+  // On every visible GPU: 16-byte steps, so each block takes hundreds of them, a reduce cycles
+  // through its scratch positions many times (each reuse waiting for the next rank's word),
+  // and a large message needs more than the kernel's 4000 steps per block (the step grows);
+  // odd lengths and offsets copy bytes or single elements; roots move between back-to-back
+  // operations, each flag value of one operation above every value of the one before.
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
   CommunicatorOptions o = options("chain");
@@ -192,20 +193,22 @@ TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
   auto comm = Communicator::create(devices, o);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   Ranks ranks(20u << 20, devices);
-  for (std::size_t count : {std::size_t{1}, std::size_t{100003}, std::size_t{(4u << 20) + 5}})
-    for (int root = 0; root < n; ++root) {
-      testing::runAndCheck(*comm.value(), ranks, CollOp::kBroadcast, DataType::kFloat32, RedOp::kSum, root, count, 0,
-                           false);
-      testing::runAndCheck(*comm.value(), ranks, CollOp::kBroadcast, DataType::kInt8, RedOp::kSum, root, count, 3,
-                           root % 2 == 0);
-    }
+  for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce})
+    for (std::size_t count : {std::size_t{1}, std::size_t{100003}, std::size_t{(4u << 20) + 5}})
+      for (int root = 0; root < n; ++root) {
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, root, count, 0, false);
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt8, RedOp::kSum, root, count, 3, root % 2 == 0);
+        if (op == CollOp::kReduce)
+          testing::runAndCheck(*comm.value(), ranks, op, DataType::kBFloat16, RedOp::kAvg, root, count, 2, false);
+      }
   const testing::Placement p = testing::place(ranks, CollOp::kBroadcast, 300001, DataType::kFloat32, 0, false);
-  for (int i = 0; i < 12; ++i)
-    ASSERT_TRUE(comm.value()
-                    ->run(CollOp::kBroadcast, p.send, p.recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw)
-                    .isOk());
-  testing::runAndCheck(*comm.value(), ranks, CollOp::kBroadcast, DataType::kFloat32, RedOp::kSum, n - 1, 300001, 0,
-                       false);
+  for (int i = 0; i < 12; ++i) {
+    const CollOp op = i % 2 ? CollOp::kReduce : CollOp::kBroadcast;
+    ASSERT_TRUE(
+        comm.value()->run(op, p.send, p.recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
+  }
+  for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce})
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 300001, 0, false);
   EXPECT_TRUE(comm.value()->checkBarriers().isOk());
 }
 

@@ -129,13 +129,14 @@ TEST(CollectiveAlgo, SplitServesAllButAlltoallAndSendRecvOnMappedBuffersWithP2p)
             CollAlgo::kCopyEngine);
 }
 
-TEST(CollectiveAlgo, ChainIsForBroadcastOnMappedBuffersWithP2p) {
+TEST(CollectiveAlgo, ChainIsForBroadcastAndReduceOnMappedBuffersWithP2p) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 8, 4, true, "chain").value(), CollAlgo::kChain);
-  for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kReduce, CollOp::kAllToAll,
-                    CollOp::kSendRecv}) {
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 8, 4, true, "chain").value(), CollAlgo::kChain);
+  for (CollOp op :
+       {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kAllToAll, CollOp::kSendRecv}) {
     Status s = chooseAlgorithm(op, 8, 4, true, "chain").status();
     EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << collOpName(op);
-    EXPECT_NE(s.message().find("broadcast only"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("broadcast and reduce"), std::string::npos) << s.message();
   }
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 8, 4, false, "chain").status().code(), ErrorCode::kUnsupported);
   const std::vector<AlgoRule> table = {{CollOp::kBroadcast, 2, 8, 0, CollAlgo::kChain}};
