@@ -43,10 +43,18 @@ struct CommunicatorOptions {
   /// on 4x H200 (bench/results/2026-11-22-h200x4-s5-ring).
   std::size_t ringChunkBytes = 8u << 20;
   std::size_t ringSpreadChunkBytes = 32u << 20;
-  /// The chain kernel's step per block (GPUPEER_CHAIN_STEP; a multiple of 16): a rank forwards
-  /// a step once it has arrived, so the far end waits about ranks - 1 steps of the whole grid.
-  /// Raised where a message would take more than 4000 steps per block.
+  /// The chain kernel's step per block, broadcast (GPUPEER_CHAIN_STEP) and reduce
+  /// (GPUPEER_CHAIN_REDUCE_STEP; a multiple of 16): a rank forwards a step once it has
+  /// arrived, so the far end waits about ranks - 1 steps of the whole grid, and each step
+  /// costs a flag. Measured on 4x H200 at 512 MiB (bench/results/2026-11-22-h200x4-s6):
+  /// broadcast 1556 us with 32 KiB, 1577 with 64 KiB; reduce 1694 and 1609. Raised where a
+  /// message would take more than 4000 steps per block; a reduce's also kept within the
+  /// one-shot scratch (two steps per block at least).
   std::size_t chainStepBytes = 32u << 10;
+  std::size_t chainReduceStepBytes = 64u << 10;
+  /// Steps per block the chain keeps at least, shrinking the step down to 4 KiB for smaller
+  /// messages (GPUPEER_CHAIN_MIN_STEPS; 0: the step stays).
+  std::size_t chainMinSteps = 0;
   /// The algorithm override; by default GPUPEER_ALGO's value at create().
   std::string algorithm = "from-environment";
 };

@@ -60,24 +60,50 @@ const std::vector<AlgoRule>& algorithmTable() {
   // 164 against 172 us). Broadcast and reduce go down the ring above 16 MiB (bench/results/
   // 2026-11-22-h200x4-s5-ring): the copy engines pass the whole message through the root's one
   // port once per peer (4 GPUs, 512 MiB: ring 1725 and 1690 us, copy engines 4090 and 4109).
+  //
+  // Session 6 (bench/results/2026-11-22-h200x4-s6, 4x H200, 256 KiB..512 MiB, every
+  // algorithm forced beside the table's choice and NCCL): split, where every part's owner reads
+  // it from every rank and writes it to every rank that needs it in one kernel, took the middle
+  // from 2 MiB (all-reduce at 8 MiB: 52.3 us against two-shot's 59.3; broadcast at 32 MiB
+  // 145.4 against the ring's 184.0; reduce 162.9 against 214.1; all-gather 79.1 against 99.0);
+  // the chain kernel (SM stores from rank to rank, a flag per step) took broadcast and reduce
+  // from 128 MiB (512 MiB: 1556 and 1609 us against the ring's 1726 and 1688); reduce-scatter
+  // by split from 128 MiB (512 MiB: 1360 against one-shot's 1490), which two-shot's half then
+  // takes too. On 2 GPUs split replaces pull for all-reduce (same speed out of place, 33.8
+  // against 35.0 us at 8 MiB, and it serves in place, where pull gave way to the one-shot
+  // kernel: 107.4 against 121.5 us at 32 MiB).
+  // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 2u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kPull},
+      {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kSplit},
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 1u << 20, CollAlgo::kTwoShot},
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 0, CollAlgo::kTwoShot},
       {CollOp::kReduceScatter, 2, 2, 4u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 2, 2, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduceScatter, 2, 2, 32u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 3, kMaxCommRanks, 64u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kSplit},
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kOneShot},
       {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kReduce, 2, 2, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},
+      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},
       {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kRing},
       {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllGather, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllGather, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},
       {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kBroadcast, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kBroadcast, 2, 2, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kChain},
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kRing},
       {CollOp::kAllToAll, 2, 2, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kAllToAll, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},

@@ -129,7 +129,9 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         std::pair{"GPUPEER_ONESHOT_STEP", &impl->oneShotStepBytes}, std::pair{"GPUPEER_LL_SLOT", &impl->lineSlotBytes},
         std::pair{"GPUPEER_RING_CHUNK", &impl->options.ringChunkBytes},
         std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes},
-        std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes}})
+        std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes},
+        std::pair{"GPUPEER_CHAIN_REDUCE_STEP", &impl->options.chainReduceStepBytes},
+        std::pair{"GPUPEER_CHAIN_MIN_STEPS", &impl->options.chainMinSteps}})
     if (const char* v = std::getenv(name)) {
       Result<std::size_t> parsed = parseByteSize(v);
       if (!parsed.isOk()) return parsed.status();
@@ -152,10 +154,11 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                          fmt::format("ring chunks (GPUPEER_RING_CHUNK, GPUPEER_RING_SPREAD_CHUNK) of at least 4 KiB, "
                                      "not {} and {} bytes",
                                      o.ringChunkBytes, o.ringSpreadChunkBytes));
-  if (o.chainStepBytes < 16 || o.chainStepBytes % 16)
-    return GPUPEER_ERROR(
-        ErrorCode::kInvalidArgument,
-        fmt::format("chain step (GPUPEER_CHAIN_STEP) of a multiple of 16 bytes, not {} bytes", o.chainStepBytes));
+  if (o.chainStepBytes < 16 || o.chainStepBytes % 16 || o.chainReduceStepBytes < 16 || o.chainReduceStepBytes % 16)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("chain steps (GPUPEER_CHAIN_STEP, GPUPEER_CHAIN_REDUCE_STEP) of a multiple of 16 "
+                                     "bytes, not {} and {} bytes",
+                                     o.chainStepBytes, o.chainReduceStepBytes));
   if (impl->lineSlotBytes < 4096 || impl->lineSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL_SLOT: at least 4 KiB, a multiple of 4 KiB");
   if (options.algorithm == "from-environment") {

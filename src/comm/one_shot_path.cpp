@@ -129,8 +129,13 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
   const bool reduce = q.op == CollOp::kReduce;
   const std::size_t es = dataTypeSize(q.type), bytes = q.count * es;
   // Two blocks per SM of a 132-SM GPU at most (kChainThreads), one per step below that.
-  std::size_t step = c.options.chainStepBytes;
+  std::size_t step = reduce ? c.options.chainReduceStepBytes : c.options.chainStepBytes;
   const int most = c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * 132;
+  if (const std::size_t least = c.options.chainMinSteps) {
+    // Small messages in smaller steps, so that the chain fills within a few of them.
+    const std::size_t wanted = (bytes / (static_cast<std::size_t>(most) * least) + 15) / 16 * 16;
+    step = std::min(step, std::max<std::size_t>(wanted, 4u << 10));
+  }
   const int blocks = static_cast<int>(std::clamp<std::size_t>((bytes + step - 1) / step, 1, most));
   // A reduce passes partials through the next rank's one-shot scratch: each block needs room
   // for two steps at least, so that it can fill one while the next rank reads the other.

@@ -189,7 +189,7 @@ TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
   CommunicatorOptions o = options("chain");
-  o.chainStepBytes = 16;
+  o.chainStepBytes = o.chainReduceStepBytes = 16;
   auto comm = Communicator::create(devices, o);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   Ranks ranks(20u << 20, devices);

@@ -56,19 +56,21 @@ TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
   }
 }
 
-TEST(CollectivesManyGpus, LargerAllReducesGoTwoShotByTheTable) {
+TEST(CollectivesManyGpus, AllReducesGoTwoShotOrSplitByTheTable) {
   GPUPEER_REQUIRE_GPUS(3);
   const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
-  Ranks ranks(32u << 20, devices);
+  Ranks ranks(96u << 20, devices);
   auto comm = Communicator::create(devices, options(""));
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-  // ~1 MB: both halves by the one-shot kernel; ~20 MB: reduce-scatter by the one-shot kernel
-  // in pieces, all-gather by the copy engines. On 4 GPUs both counts leave one element to a
-  // one-shot all-reduce (on 3, none: both divide by 3).
-  for (std::size_t count : {std::size_t{262149}, std::size_t{5000001}}) {
+  // ~800 KB: two-shot, both halves by the one-shot kernel; ~8 MB: split; ~80 MB: two-shot
+  // again, both halves by split (reduce-scatter above 64 MiB, all-gather up to 128 MiB). On
+  // 4 GPUs the odd counts leave one element to a one-shot all-reduce (on 3, none or two).
+  for (std::size_t count : {std::size_t{200003}, std::size_t{2000001}, std::size_t{20000001}}) {
     const std::size_t bytes = count * sizeof(float);
-    EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, bytes).value(), CollAlgo::kTwoShot) << bytes;
+    EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, bytes).value(),
+              count == 2000001 ? CollAlgo::kSplit : CollAlgo::kTwoShot)
+        << bytes;
     testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false);
     testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kBFloat16, RedOp::kMax, 0, count, 0, true);
     testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kInt32, RedOp::kSum, 0, count, 4, true);

@@ -24,66 +24,66 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
     for (int ranks = 2; ranks <= kMaxCommRanks; ++ranks) {
       SCOPED_TRACE(::testing::Message() << collOpName(op) << " on " << ranks);
       EXPECT_EQ(chooseAlgorithm(op, 8, ranks, true, "").value(), CollAlgo::kOneShot);
-      // From 3 GPUs, a large all-reduce is a reduce-scatter and an all-gather, and a
-      // reduce-scatter stays with the one-shot kernel.
+      // From 3 GPUs, a large all-reduce is a reduce-scatter and an all-gather, a reduce-scatter
+      // is split, and broadcast and reduce go down the chain kernel.
       CollAlgo large = CollAlgo::kCopyEngine;
       if (ranks > 2 && op == CollOp::kAllReduce) large = CollAlgo::kTwoShot;
-      if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kOneShot;
-      // Broadcast and reduce go down the ring: the copy engines send it through the root's
-      // one port to every peer in turn.
-      if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kRing;
+      if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kSplit;
+      if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kChain;
       EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "").value(), large);
+      // Buffers peers cannot map: what took large messages before split and chain.
+      if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kOneShot;
+      if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kRing;
+      EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "", algorithmTable(), false, false, false).value(), large);
     }
   // The rows are searched in order; a size exactly at a bound belongs to that row (a row
-  // after a pull row is reached when pull cannot serve the request).
-  for (const AlgoRule& rule : algorithmTable())
-    if (rule.upToBytes) {
-      const bool pullAllowed = rule.algo == CollAlgo::kPull;
-      EXPECT_EQ(
-          chooseAlgorithm(rule.op, rule.upToBytes, rule.minRanks, true, "", algorithmTable(), pullAllowed).value(),
-          rule.algo);
-    }
-  // Pull takes the middle of the reductions; without it the one-shot kernel keeps it.
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "").value(), CollAlgo::kPull);
+  // after a pull row is reached when pull cannot serve the request, after a split or chain row
+  // when peers cannot map the buffers).
+  const std::vector<AlgoRule>& table = algorithmTable();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const AlgoRule& rule = table[i];
+    if (!rule.upToBytes) continue;
+    const bool pullAllowed = rule.algo == CollAlgo::kPull;
+    bool afterMapped = false;
+    for (std::size_t j = 0; j < i; ++j)
+      afterMapped = afterMapped || (table[j].op == rule.op && table[j].minRanks == rule.minRanks &&
+                                    (table[j].algo == CollAlgo::kSplit || table[j].algo == CollAlgo::kChain));
+    const bool mapped = rule.algo == CollAlgo::kSplit || rule.algo == CollAlgo::kChain || !afterMapped;
+    EXPECT_EQ(
+        chooseAlgorithm(rule.op, rule.upToBytes, rule.minRanks, true, "", table, pullAllowed, false, mapped).value(),
+        rule.algo)
+        << "row " << i;
+  }
+  // 2 GPUs: split takes the middle of all-reduce, in place too; without mapped buffers the
+  // one-shot kernel keeps it.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "").value(), CollAlgo::kSplit);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "", algorithmTable(), false).value(),
+            CollAlgo::kSplit);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "", algorithmTable(), false, false, false).value(),
             CollAlgo::kOneShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "", algorithmTable(), false).value(),
-            CollAlgo::kCopyEngine);
-  // From 3 GPUs: two-shot above 256 KiB, whether pull may serve or not; its halves by their rows.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
+  // Reduce-scatter and reduce keep pull on 2 GPUs.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 64u << 20, 2, true, "").value(), CollAlgo::kPull);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 64u << 20, 2, true, "").value(), CollAlgo::kPull);
   for (int ranks : {3, 4, 8}) {
+    SCOPED_TRACE(ranks);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 256u << 10, ranks, true, "").value(), CollAlgo::kOneShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, ranks, true, "").value(), CollAlgo::kTwoShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 20, ranks, true, "", algorithmTable(), false).value(),
-              CollAlgo::kTwoShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 128u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 16u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 32u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 16u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 32u << 20, ranks, true, "").value(), CollAlgo::kRing);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 16u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 32u << 20, ranks, true, "").value(), CollAlgo::kRing);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, ranks, true, "").value(), CollAlgo::kTwoShot);
+    EXPECT_EQ(
+        chooseAlgorithm(CollOp::kAllReduce, 2u << 20, ranks, true, "", algorithmTable(), true, false, false).value(),
+        CollAlgo::kTwoShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 64u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 128u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 2u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 4u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 256u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 1u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 128u << 20, ranks, true, "").value(), CollAlgo::kChain);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 4u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 128u << 20, ranks, true, "").value(), CollAlgo::kChain);
   }
-  // On 2 GPUs the ring is one hop: the copy engines' one copy, without the chunks' signals.
-  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 1u << 30, 2, true, "").value(), CollAlgo::kCopyEngine);
-}
-
-TEST(CollectiveAlgo, AnyTableIsFollowedInOrder) {
-  const std::vector<AlgoRule> table = {{CollOp::kAllReduce, 4, 8, 1024, CollAlgo::kTwoShot},
-                                       {CollOp::kAllReduce, 2, 8, 4096, CollAlgo::kOneShot}};
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1000, 2, true, "", table).value(), CollAlgo::kOneShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1000, 4, true, "", table).value(), CollAlgo::kTwoShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2000, 4, true, "", table).value(), CollAlgo::kOneShot);
-  // nothing matches: the copy engines, which work everywhere
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 5000, 4, true, "", table).value(), CollAlgo::kCopyEngine);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 8, 2, true, "", table).value(), CollAlgo::kCopyEngine);
-}
-
-TEST(CollectiveAlgo, OverrideIsHonouredWhereItCanWork) {
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 30, 2, true, "oneshot").value(), CollAlgo::kOneShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "ce").value(), CollAlgo::kCopyEngine);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "twoshot").value(), CollAlgo::kTwoShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 8, 2, true, "twoshot").status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "ring").value(), CollAlgo::kRing);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "quick").status().code(), ErrorCode::kInvalidArgument);
 }
 
