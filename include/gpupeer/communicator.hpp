@@ -52,9 +52,6 @@ struct CommunicatorOptions {
   /// one-shot scratch (two steps per block at least).
   std::size_t chainStepBytes = 32u << 10;
   std::size_t chainReduceStepBytes = 64u << 10;
-  /// Steps per block the chain keeps at least, shrinking the step down to 4 KiB for smaller
-  /// messages (GPUPEER_CHAIN_MIN_STEPS; 0: the step stays).
-  std::size_t chainMinSteps = 0;
   /// The algorithm override; by default GPUPEER_ALGO's value at create().
   std::string algorithm = "from-environment";
 };

@@ -130,8 +130,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         std::pair{"GPUPEER_RING_CHUNK", &impl->options.ringChunkBytes},
         std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes},
         std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes},
-        std::pair{"GPUPEER_CHAIN_REDUCE_STEP", &impl->options.chainReduceStepBytes},
-        std::pair{"GPUPEER_CHAIN_MIN_STEPS", &impl->options.chainMinSteps}})
+        std::pair{"GPUPEER_CHAIN_REDUCE_STEP", &impl->options.chainReduceStepBytes}})
     if (const char* v = std::getenv(name)) {
       Result<std::size_t> parsed = parseByteSize(v);
       if (!parsed.isOk()) return parsed.status();
@@ -225,8 +224,10 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, flagBytes));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.counters.get(), 0, rank.counters.size()));
     }
-    int major = 0;
+    int major = 0, sms = 0;
     GPUPEER_CUDA_CHECK(d, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
+    GPUPEER_CUDA_CHECK(d, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d));
+    impl->fewestSms = r == 0 ? sms : std::min(impl->fewestSms, sms);
     // GPUPEER_EARLY_LAUNCH=0 turns programmatic dependent launch off (for measuring it).
     rank.hopperOrLater = major >= 9 && envValue("GPUPEER_EARLY_LAUNCH") != "0";
     GPUPEER_RETURN_IF_ERROR(rank.ceScratch.allocate(d, n * o.ceSlotBytes));

@@ -62,6 +62,9 @@ struct Communicator::Impl {
   int oneShotBlocks = 0;
   std::size_t oneShotStepBytes = 0;
   std::size_t lineSlotBytes = kLineSlotBytes;  // GPUPEER_LL_SLOT
+  // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
+  // block b meets block b of every peer).
+  int fewestSms = 132;
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters
     // (operations, blocks that read the current epoch, error).

@@ -101,7 +101,7 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   const std::vector<PullPart> parts = planPull(q.op, n, q.root, q.count, es, split);
   std::size_t longest = 0;
   for (const PullPart& p : parts) longest = std::max(longest, p.len);
-  const int blocks = pullBlocksFor(longest * es, c.oneShotBlocks);
+  const int blocks = pullBlocksFor(longest * es, c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms);
   std::array<OneShotArgs, kMaxCommRanks> args;
   for (int r = 0; r < n; ++r) {
     OneShotArgs& a = args[r];
@@ -128,14 +128,9 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const bool reduce = q.op == CollOp::kReduce;
   const std::size_t es = dataTypeSize(q.type), bytes = q.count * es;
-  // Two blocks per SM of a 132-SM GPU at most (kChainThreads), one per step below that.
+  // Two blocks per SM at most (kChainThreads: both fit), one per step below that.
   std::size_t step = reduce ? c.options.chainReduceStepBytes : c.options.chainStepBytes;
-  const int most = c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * 132;
-  if (const std::size_t least = c.options.chainMinSteps) {
-    // Small messages in smaller steps, so that the chain fills within a few of them.
-    const std::size_t wanted = (bytes / (static_cast<std::size_t>(most) * least) + 15) / 16 * 16;
-    step = std::min(step, std::max<std::size_t>(wanted, 4u << 10));
-  }
+  const int most = std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * c.fewestSms, kMaxOneShotBlocks);
   const int blocks = static_cast<int>(std::clamp<std::size_t>((bytes + step - 1) / step, 1, most));
   // A reduce passes partials through the next rank's one-shot scratch: each block needs room
   // for two steps at least, so that it can fill one while the next rank reads the other.

@@ -101,8 +101,9 @@ inline constexpr int kChainThreads = 256;
 /// operation's range).
 inline constexpr std::size_t kMaxChainSteps = 4000;
 
-/// The pull kernel's grid for parts of at most `partBytes` (a block per 64 KiB, at most
-/// `maxBlocks`, 0: one per SM of a 132-SM GPU).
+/// The pull kernel's grid for parts of at most `partBytes`: a block per 64 KiB, at most
+/// `maxBlocks` (the caller gives one per SM: 512 threads with up to 120 registers each fill
+/// an SM).
 int pullBlocksFor(std::size_t partBytes, int maxBlocks);
 
 /// Whether this rank's arguments allow the low-latency variant: 8-byte aligned buffers and

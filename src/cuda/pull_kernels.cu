@@ -118,8 +118,7 @@ struct LaunchPull {
 }  // namespace
 
 int pullBlocksFor(std::size_t partBytes, int maxBlocks) {
-  // A block per 64 KiB up to one per SM of a 132-SM GPU (unless the caller says otherwise).
-  const int most = maxBlocks > 0 ? std::min(maxBlocks, kMaxOneShotBlocks) : 132;
+  const int most = std::clamp(maxBlocks, 1, kMaxOneShotBlocks);
   return static_cast<int>(std::clamp<std::size_t>(partBytes / (64u << 10), 1, most));
 }
 

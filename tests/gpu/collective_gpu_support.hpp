@@ -142,13 +142,15 @@ inline void runAndCheckArrangements(Communicator& comm, Ranks& ranks, CollOp op,
   runAndCheck(comm, ranks, op, type, RedOp::kMin, root, count, dataTypeSize(type), true);
 }
 
-/// Three all-reduces of `count` floats captured in one CUDA graph over every rank's stream
-/// (forked from rank 0's and joined back into it), then the graph launched three times: the
-/// first launch runs the capture, the next two replay it, and the device-side operation
-/// counters carry the barriers from one replay to the next. A launch for runAndCheck.
+/// Three operations `op` (sums of `count` floats from `root`; all-reduce unless said) captured
+/// in one CUDA graph over every rank's stream (forked from rank 0's and joined back into it),
+/// then the graph launched three times: the first launch runs the capture, the next two replay
+/// it, and the device-side operation counters carry the barriers from one replay to the next.
+/// A launch for runAndCheck.
 class GraphReplay {
  public:
-  GraphReplay(Communicator& comm, Ranks& ranks, std::size_t count) : comm_(comm), ranks_(ranks), count_(count) {
+  GraphReplay(Communicator& comm, Ranks& ranks, std::size_t count, CollOp op = CollOp::kAllReduce, int root = 0)
+      : comm_(comm), ranks_(ranks), count_(count), op_(op), root_(root) {
     const int n = static_cast<int>(ranks.devices.size());
     joins_.resize(n);
     EXPECT_TRUE(fork_.create(ranks.devices[0]).isOk());
@@ -170,7 +172,7 @@ class GraphReplay {
     }
     Status st;
     for (int i = 0; i < 3 && st.isOk(); ++i)
-      st = comm_.run(CollOp::kAllReduce, send, recv, count_, DataType::kFloat32, RedOp::kSum, 0, ranks_.raw);
+      st = comm_.run(op_, send, recv, count_, DataType::kFloat32, RedOp::kSum, root_, ranks_.raw);
     for (int r = 1; r < n; ++r) {
       cudaSetDevice(dev[r]);
       cudaEventRecord(joins_[r].get(), ranks_.raw[r]);
@@ -193,6 +195,8 @@ class GraphReplay {
   Communicator& comm_;
   Ranks& ranks_;
   std::size_t count_;
+  CollOp op_;
+  int root_;
   Event fork_;
   std::vector<Event> joins_;
   cudaGraphExec_t exec_ = nullptr;
@@ -210,6 +214,26 @@ inline void checkAllReduceGraphs(const std::vector<int>& devices) {
     GraphReplay launch(*comm.value(), ranks, count);
     runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, count, 0, false,
                 std::ref(launch));
+  }
+}
+
+/// Every operation that split and the chain kernel serve, three of them in one graph over
+/// `devices` replayed (GraphReplay), from the last rank where there is a root, checked on
+/// every rank.
+inline void checkSplitAndChainGraphs(const std::vector<int>& devices) {
+  const int n = static_cast<int>(devices.size());
+  Ranks ranks(8u << 20, devices);
+  for (const char* algo : {"split", "chain"}) {
+    SCOPED_TRACE(algo);
+    auto comm = Communicator::create(devices, options(algo));
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    for (CollOp op : kAllOps) {
+      if (!serves(algo, op)) continue;
+      const std::size_t count = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? 100003 : 300001;
+      const int root = op == CollOp::kBroadcast || op == CollOp::kReduce ? n - 1 : 0;
+      GraphReplay launch(*comm.value(), ranks, count, op, root);
+      runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, root, count, 0, false, std::ref(launch));
+    }
   }
 }
 

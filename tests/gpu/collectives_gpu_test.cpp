@@ -100,6 +100,45 @@ TEST(CollectivesGpu, PullAndSplitLeavePoolMemoryToTheOtherAlgorithms) {
   }
 }
 
+TEST(CollectivesGpu, SplitDoesNotWriteOutputsPeersCannotMap) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // Inputs from cudaMalloc (peers may read them), outputs from cudaMallocAsync's pool (peers
+  // may not write them): split would store into the peer's output, so another algorithm runs.
+  auto comm = Communicator::create({0, 1}, options("split"));
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  const std::size_t count = (1u << 20) + 1, bytes = count * sizeof(float);
+  Ranks ranks(bytes);
+  std::vector<const void*> send(2);
+  std::vector<void*> recv(2);
+  for (int r = 0; r < 2; ++r) {
+    cudaSetDevice(r);
+    const std::vector<float> input(count, static_cast<float>(r + 1));
+    ASSERT_EQ(cudaMemcpy(ranks.send[r].get(), input.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMallocAsync(&recv[r], bytes, ranks.raw[r]), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(ranks.raw[r]), cudaSuccess);
+    send[r] = ranks.send[r].get();
+  }
+  for (CollOp op : {CollOp::kAllReduce, CollOp::kBroadcast}) {
+    Status st = comm.value()->run(op, send, recv, count, DataType::kFloat32, RedOp::kSum, 0, ranks.raw);
+    ASSERT_TRUE(st.isOk()) << st.toString();
+    const float want = op == CollOp::kAllReduce ? 3.0f : 1.0f;
+    for (int r = 0; r < 2; ++r) {
+      cudaSetDevice(r);
+      ASSERT_EQ(cudaStreamSynchronize(ranks.raw[r]), cudaSuccess);
+      std::vector<float> got(count);
+      ASSERT_EQ(cudaMemcpy(got.data(), recv[r], bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(std::count(got.begin(), got.end(), want), static_cast<std::ptrdiff_t>(count))
+          << collOpName(op) << " rank " << r;
+    }
+  }
+  for (int r = 0; r < 2; ++r) {
+    cudaSetDevice(r);
+    cudaFreeAsync(recv[r], ranks.raw[r]);
+    ASSERT_EQ(cudaStreamSynchronize(ranks.raw[r]), cudaSuccess);
+  }
+  EXPECT_TRUE(comm.value()->checkBarriers().isOk());
+}
+
 TEST(CollectivesGpu, MixedOperationsBackToBack) {
   GPUPEER_REQUIRE_GPUS(2);
   // Default options: sizes on both sides of the one-shot / copy-engine crossover, one after
@@ -155,6 +194,7 @@ TEST(CollectivesGpu, MixedOperationsBackToBack) {
 TEST(CollectivesGpu, OneGraphOverBothGpusReplays) {
   GPUPEER_REQUIRE_GPUS(2);
   testing::checkAllReduceGraphs({0, 1});
+  testing::checkSplitAndChainGraphs({0, 1});
 }
 
 TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {

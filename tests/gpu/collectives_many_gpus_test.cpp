@@ -143,6 +143,7 @@ TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
 TEST(CollectivesManyGpus, OneGraphOverAllGpusReplays) {
   GPUPEER_REQUIRE_GPUS(3);
   testing::checkAllReduceGraphs(firstGpus(testing::machine().gpus.size()));
+  testing::checkSplitAndChainGraphs(firstGpus(testing::machine().gpus.size()));
 }
 
 TEST(CollectivesManyGpus, WithoutP2pTheCopiesGoThroughHostMemory) {
