@@ -1,12 +1,12 @@
 // Host side of the one-kernel algorithms: the one-shot kernel (pieces no larger than a scratch
 // slot, one kernel per rank and piece) and the pull kernel (the whole message in one kernel
 // per rank, reading and writing the peers' buffers as comm/pull_plan.hpp lays out) and the
-// chain kernel (a broadcast stored from rank to rank).
-#include <fmt/format.h>
+// chain kernel (broadcast and reduce passed from rank to rank as comm/chain_plan.hpp shapes).
 
 #include <algorithm>
 #include <array>
 
+#include "comm/chain_plan.hpp"
 #include "comm/communicator_impl.hpp"
 #include "comm/pull_plan.hpp"
 #include "cuda/cuda_status.hpp"
@@ -127,36 +127,25 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
 Status runChain(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const bool reduce = q.op == CollOp::kReduce;
-  const std::size_t es = dataTypeSize(q.type), bytes = q.count * es;
-  // Two blocks per SM at most (kChainThreads: both fit), one per step below that.
-  std::size_t step = reduce ? c.options.chainReduceStepBytes : c.options.chainStepBytes;
-  const int most = std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * c.fewestSms, kMaxOneShotBlocks);
-  const int blocks = static_cast<int>(std::clamp<std::size_t>((bytes + step - 1) / step, 1, most));
-  // A reduce passes partials through the next rank's one-shot scratch: each block needs room
-  // for two steps at least, so that it can fill one while the next rank reads the other.
-  const std::size_t scratch = 2 * n * c.options.oneShotSlotBytes;
-  if (reduce) step = std::max<std::size_t>(16, std::min(step, scratch / (2 * blocks) / 16 * 16));
-  // No block takes more than kMaxChainSteps steps.
-  const std::size_t perStep = static_cast<std::size_t>(blocks) * kMaxChainSteps;
-  if (bytes > step * perStep) step = ((bytes + perStep - 1) / perStep + 15) / 16 * 16;
-  const std::size_t positions = scratch / (static_cast<std::size_t>(blocks) * step);
-  if (reduce && positions < 1)
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("reduce of {} bytes by the chain: {} bytes of one-shot scratch per rank hold no "
-                                     "step of {} bytes per block; raise the one-shot slots",
-                                     bytes, scratch, step));
+  const std::size_t bytes = q.count * dataTypeSize(q.type);
+  // Two blocks per SM at most (kChainThreads: both fit); a reduce's partials in the one-shot
+  // scratch.
+  Result<ChainPlan> plan =
+      planChain(q.op, n, q.root, bytes, reduce ? c.options.chainReduceStepBytes : c.options.chainStepBytes,
+                std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * c.fewestSms, kMaxOneShotBlocks),
+                2 * n * c.options.oneShotSlotBytes);
+  if (!plan.isOk()) return plan.status();
+  const ChainPlan& p = plan.value();
   std::array<OneShotArgs, kMaxCommRanks> args;
   for (int r = 0; r < n; ++r) {
     OneShotArgs& a = args[r];
     a = argsFor(c, q, r, 0, q.count);
-    // Broadcast: root, root + 1, ..., root - 1. Reduce: root + 1, ..., root.
-    const int position = (r - q.root - (reduce ? 1 : 0) + 2 * n) % n;
-    a.chainPrev = position == 0 ? -1 : (r - 1 + n) % n;
-    a.chainNext = position == n - 1 ? -1 : (r + 1) % n;
+    a.chainPrev = p.prev[r];
+    a.chainNext = p.next[r];
     a.len = bytes;
-    a.pullBlocks = blocks;
-    a.chainStepBytes = step;
-    a.chainPositions = positions;
+    a.pullBlocks = p.blocks;
+    a.chainStepBytes = p.stepBytes;
+    a.chainPositions = p.positions;
     a.targetCount = 0;
     if (reduce) {
       a.peerIn[0] = q.send[r];
