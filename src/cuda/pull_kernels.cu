@@ -14,8 +14,10 @@ namespace {
 using namespace oneshot;
 
 // Units each thread keeps in flight per source, and sources whose loads it issues together
-// before it combines any: loading one source at a time left a thread a single round trip over
-// the link in flight, which held the split kernel to ~300 GB/s per direction on 4x H200.
+// before it combines any. (Against one source at a time, split between 4x H200 measured no
+// faster: all-reduce of 512 MiB 2703 against 2646 us, reduce-scatter 1360 against 1335;
+// bench/results/2026-11-22-h200x4-s6, runs 1 and 2. SM traffic to and from several peers
+// stays near 300 GB/s per direction there, whatever the loads in flight.)
 constexpr int kPullDepth = 4;
 constexpr int kSourceBatch = 4;
 // Units in flight per thread where the part has one source (a copy).

@@ -97,13 +97,12 @@ constexpr int reduceDepth(int most) {
   return 16 / Unit<T, U>::kLanes < 1 ? 1 : (16 / Unit<T, U>::kLanes > most ? most : 16 / Unit<T, U>::kLanes);
 }
 
-// store(v, reduction over ranks r < n, in rank order, of source(r)[v]) for the units of
+// out[v] = reduction over ranks r < n, in rank order, of source(r)[v] for the units of
 // [first, end) that one thread takes when `threads` threads share the range: up to `depth`
-// units of every source in flight at once (reduceDepth), accumulated in registers; avg
-// divides by `avgOver` (0: by n).
-template <class T, class U, int kThreads, int kDepth, class Source, class Store>
-__device__ __forceinline__ void reduceStridedInto(RedOp op, int n, Source source, Store store, std::size_t first,
-                                                  std::size_t end, int avgOver = 0) {
+// units of every source in flight at once (reduceDepth), accumulated in registers.
+template <class T, class U, int kThreads, int kDepth, class Source>
+__device__ __forceinline__ void reduceStrided(RedOp op, int n, Source source, U* out, std::size_t first,
+                                              std::size_t end) {
   constexpr int k = reduceDepth<T, U>(kDepth);
   for (std::size_t u = first; u < end; u += k * kThreads) {
     UnitAcc<T, U> acc[k];
@@ -119,16 +118,8 @@ __device__ __forceinline__ void reduceStridedInto(RedOp op, int n, Source source
     }
 #pragma unroll
     for (int i = 0; i < k; ++i)
-      if (u + i * kThreads < end) store(u + i * kThreads, acc[i].result(op, avgOver ? avgOver : n));
+      if (u + i * kThreads < end) out[u + i * kThreads] = acc[i].result(op, n);
   }
-}
-
-// out[v] = the reduction of reduceStridedInto.
-template <class T, class U, int kThreads, int kDepth, class Source>
-__device__ __forceinline__ void reduceStrided(RedOp op, int n, Source source, U* out, std::size_t first,
-                                              std::size_t end) {
-  reduceStridedInto<T, U, kThreads, kDepth>(
-      op, n, source, [out](std::size_t v, U x) { out[v] = x; }, first, end);
 }
 
 // Units of every rank, gathered first (so that all loads and polls are in flight together),

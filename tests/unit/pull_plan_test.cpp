@@ -14,12 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "host_rank_memory.hpp"
+
 namespace gpupeer {
 namespace {
 
-using Word = std::uint32_t;
+using testing::Word;
+using RankMemory = testing::HostRankMemory;
 
-Word input(int rank, std::size_t i) { return static_cast<Word>((rank + 1) * 1000003u + i * 7919u); }
+Word input(int rank, std::size_t i) { return testing::hostInput(rank, i); }
 
 struct Case {
   CollOp op;
@@ -36,13 +39,6 @@ std::string describe(const Case& k) {
          (k.split ? " split" : " pull");
 }
 
-// Each rank's send and receive buffers in one array, overlapping in place as inPlacePointers
-// arranges them.
-struct RankMemory {
-  std::vector<Word> mem;
-  std::size_t sendAt = 0, recvAt = 0;
-};
-
 struct Outcome {
   std::vector<RankMemory> ranks;
   std::string race;  // "" or the first element two owners share with a write
@@ -53,18 +49,9 @@ Outcome run(const Case& k) {
                     out = collectiveOutputElements(k.op, k.count, k.n);
   Outcome o;
   o.ranks.resize(k.n);
-  for (int r = 0; r < k.n; ++r) {
-    RankMemory& m = o.ranks[r];
-    m.mem.assign(in + out, 0xdeadbeef);
-    m.recvAt = in;
-    if (k.inPlace) {
-      m.recvAt = k.op == CollOp::kReduceScatter ? r * k.count : 0;
-      m.sendAt = k.op == CollOp::kAllGather ? r * k.count : 0;
-    }
-    // A broadcast's non-root ranks have no input; in place their buffer starts as garbage.
-    if (k.op != CollOp::kBroadcast || r == k.root)
-      for (std::size_t i = 0; i < in; ++i) m.mem[m.sendAt + i] = input(r, i);
-  }
+  // A broadcast's non-root ranks have no input; in place their buffer starts as garbage.
+  for (int r = 0; r < k.n; ++r)
+    o.ranks[r] = testing::hostRankMemory(k.op, k.n, r, k.count, k.inPlace, k.op != CollOp::kBroadcast || r == k.root);
   const std::vector<PullPart> parts = planPull(k.op, k.n, k.root, k.count, sizeof(Word), k.split);
   EXPECT_EQ(static_cast<int>(parts.size()), k.n);
   // (rank, element) -> owners that read it / write it.

@@ -17,11 +17,12 @@
 #include <vector>
 
 #include "comm/signal_numbers.hpp"
+#include "host_rank_memory.hpp"
 
 namespace gpupeer {
 namespace {
 
-using Word = std::uint32_t;  // int32 arithmetic with wrap-around, as the device's
+using testing::Word;
 constexpr std::size_t kEs = sizeof(Word);
 
 enum class Signals { kEvents, kFlags };
@@ -35,33 +36,20 @@ struct Case {
   RedOp redop;
 };
 
-// One rank's memory: its send and receive buffers in one array (in place, they overlap as
-// inPlacePointers arranges them), and its scratch.
-struct RankMemory {
-  std::vector<Word> mem, scratch;
-  std::size_t sendAt = 0, recvAt = 0;
+// One rank's memory: its send and receive buffers in one array, and its scratch.
+struct RankMemory : testing::HostRankMemory {
+  std::vector<Word> scratch;
 };
 
-Word input(int rank, std::size_t i) { return static_cast<Word>((rank + 1) * 1000003u + i * 7919u); }
+Word input(int rank, std::size_t i) { return testing::hostInput(rank, i); }
 Word combine(RedOp op, Word a, Word b) { return op == RedOp::kMax ? std::max(a, b) : a + b; }
 
 class Simulation {
  public:
   Simulation(const Case& k, std::size_t scratchBytes) : k_(k), ranks_(k.n) {
-    const std::size_t in = collectiveInputElements(k.op, k.count, k.n),
-                      out = collectiveOutputElements(k.op, k.count, k.n);
     for (int r = 0; r < k.n; ++r) {
-      RankMemory& m = ranks_[r];
-      m.mem.assign(in + out, 0xdeadbeef);
-      m.scratch.assign(scratchBytes / kEs, 0xdeadbeef);
-      m.recvAt = in;
-      if (k.inPlace) {
-        // The arrangements of collective_types.hpp: all-gather's input inside its output,
-        // reduce-scatter's output inside its input, the others on the same elements.
-        m.recvAt = k.op == CollOp::kReduceScatter ? r * k.count : 0;
-        m.sendAt = k.op == CollOp::kAllGather ? r * k.count : 0;
-      }
-      for (std::size_t i = 0; i < in; ++i) m.mem[m.sendAt + i] = input(r, i);
+      static_cast<testing::HostRankMemory&>(ranks_[r]) = testing::hostRankMemory(k.op, k.n, r, k.count, k.inPlace);
+      ranks_[r].scratch.assign(scratchBytes / kEs, 0xdeadbeef);
     }
   }
 
