@@ -18,14 +18,6 @@ constexpr int kChainDepth = 4;
 
 static_assert(kMaxChainSteps + 2 < kFlagStride, "a step's flag must stay within the operation's range");
 
-__device__ __forceinline__ std::uint32_t* flagOf(const OneShotArgs& a, int owner, int sender) {
-  return a.flags[owner] + blockIdx.x * kMaxCommRanks + sender;
-}
-
-__device__ __forceinline__ void raise(std::uint32_t* flag, std::uint32_t value) {
-  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
-}
-
 // Thread 0 waits for `sender`'s word in this rank's memory to reach `value`; the block
 // continues together after it.
 __device__ __forceinline__ void awaitStep(const OneShotArgs& a, int sender, std::uint32_t value, bool& failed) {
@@ -114,7 +106,7 @@ __global__ void __launch_bounds__(kChainThreads) chainBroadcast(OneShotArgs a) {
       __syncthreads();  // every thread's stores are issued
       if (threadIdx.x == 0) {
         __threadfence_system();
-        raise(flagOf(a, a.chainNext, a.rank), value);
+        raiseFlag(flagOf(a, a.chainNext, a.rank), value);
       }
     }
   }
@@ -158,9 +150,9 @@ __global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
     if (threadIdx.x == 0) {
       if (!last) {
         __threadfence_system();
-        raise(flagOf(a, a.chainNext, a.rank), value);
+        raiseFlag(flagOf(a, a.chainNext, a.rank), value);
       }
-      if (a.chainPrev >= 0) raise(flagOf(a, a.chainPrev, a.rank), value);  // its position is free
+      if (a.chainPrev >= 0) raiseFlag(flagOf(a, a.chainPrev, a.rank), value);  // its position is free
     }
   }
   endOperation(a, epoch);

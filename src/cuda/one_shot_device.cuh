@@ -74,6 +74,15 @@ __device__ __forceinline__ bool awaitFlag(const OneShotArgs& a, const std::uint3
   }
 }
 
+// This block's word for `sender` in rank `owner`'s flags ([block][sender]), and a release store
+// into one: every write of the block before it (ordered by a barrier) is visible first.
+__device__ __forceinline__ std::uint32_t* flagOf(const OneShotArgs& a, int owner, int sender) {
+  return a.flags[owner] + blockIdx.x * kMaxCommRanks + sender;
+}
+__device__ __forceinline__ void raiseFlag(std::uint32_t* flag, std::uint32_t value) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
 // Block b of this rank meets block b of every peer: it raises `value` in their flags and waits
 // for theirs. In the pull and chain kernels block b reads and writes only what block b of each
 // rank is responsible for, so a per-block meeting covers exactly the memory in question.
@@ -84,9 +93,8 @@ __device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t va
   const int t = threadIdx.x;
   if (t < a.ranks && t != a.rank) {
     if (fence) __threadfence_system();
-    std::uint32_t* theirs = a.flags[t] + blockIdx.x * kMaxCommRanks + a.rank;
-    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(theirs), "r"(value) : "memory");
-    if (!failed && !awaitFlag(a, a.flags[a.rank] + blockIdx.x * kMaxCommRanks + t, value, t)) failed = true;
+    raiseFlag(flagOf(a, t, a.rank), value);
+    if (!failed && !awaitFlag(a, flagOf(a, a.rank, t), value, t)) failed = true;
   }
   __syncthreads();
 }

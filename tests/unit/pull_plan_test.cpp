@@ -22,7 +22,7 @@ namespace {
 using testing::Word;
 using RankMemory = testing::HostRankMemory;
 
-Word input(int rank, std::size_t i) { return testing::hostInput(rank, i); }
+using testing::hostInput;
 
 struct Case {
   CollOp op;
@@ -96,7 +96,7 @@ Outcome run(const Case& k) {
 void checkResult(const Case& k, const Outcome& o) {
   auto sum = [&](std::size_t i) {
     Word v = 0;
-    for (int r = 0; r < k.n; ++r) v += input(r, i);
+    for (int r = 0; r < k.n; ++r) v += hostInput(r, i);
     return v;
   };
   for (int r = 0; r < k.n; ++r) {
@@ -110,10 +110,10 @@ void checkResult(const Case& k, const Outcome& o) {
           break;
         case CollOp::kAllGather:
           for (int q = 0; q < k.n; ++q)
-            ASSERT_EQ(got[q * k.count + i], input(q, i)) << describe(k) << " rank " << r << " chunk " << q;
+            ASSERT_EQ(got[q * k.count + i], hostInput(q, i)) << describe(k) << " rank " << r << " chunk " << q;
           break;
         case CollOp::kBroadcast:
-          ASSERT_EQ(got[i], input(k.root, i)) << describe(k) << " rank " << r << " element " << i;
+          ASSERT_EQ(got[i], hostInput(k.root, i)) << describe(k) << " rank " << r << " element " << i;
           break;
         case CollOp::kReduce:
           if (r == k.root) {

@@ -41,7 +41,7 @@ struct RankMemory : testing::HostRankMemory {
   std::vector<Word> scratch;
 };
 
-Word input(int rank, std::size_t i) { return testing::hostInput(rank, i); }
+using testing::hostInput;
 Word combine(RedOp op, Word a, Word b) { return op == RedOp::kMax ? std::max(a, b) : a + b; }
 
 class Simulation {
@@ -145,16 +145,16 @@ class Simulation {
     const int n = k_.n;
     std::size_t bad = 0;
     auto reduced = [&](std::size_t i) {
-      Word acc = input(0, i);
-      for (int k = 1; k < n; ++k) acc = combine(k_.redop, acc, input(k, i));
+      Word acc = hostInput(0, i);
+      for (int k = 1; k < n; ++k) acc = combine(k_.redop, acc, hostInput(k, i));
       return acc;
     };
     const std::size_t out = collectiveOutputElements(k_.op, k_.count, n);
     for (std::size_t i = 0; i < out; ++i) {
       Word want = 0;
       switch (k_.op) {
-        case CollOp::kBroadcast: want = input(k_.root, i); break;
-        case CollOp::kAllGather: want = input(static_cast<int>(i / k_.count), i % k_.count); break;
+        case CollOp::kBroadcast: want = hostInput(k_.root, i); break;
+        case CollOp::kAllGather: want = hostInput(static_cast<int>(i / k_.count), i % k_.count); break;
         case CollOp::kReduceScatter: want = reduced(r * k_.count + i); break;
         case CollOp::kReduce:
         case CollOp::kAllReduce: want = reduced(i); break;
