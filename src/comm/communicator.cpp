@@ -143,15 +143,6 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                            fmt::format("GPUPEER_ONESHOT_BLOCKS={}: give 1 to {} blocks", v, kMaxOneShotBlocks));
     impl->oneShotBlocks = static_cast<int>(blocks.value());
   }
-  if (const std::string v = envValue("GPUPEER_CE_CHUNKS"); !v.empty()) {
-    Result<std::size_t> chunks = parseByteSize(v);
-    if (!chunks.isOk() || chunks.value() < 1 || chunks.value() > kMaxCePositions)
-      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                           fmt::format("GPUPEER_CE_CHUNKS={}: give 1 to {} chunks", v, kMaxCePositions));
-    impl->ceChunks = static_cast<int>(chunks.value());
-  }
-  impl->ceShrinkTail = envValue("GPUPEER_CE_TAIL") != "0";
-  impl->ceMeetings = envValue("GPUPEER_CE_SYNC") != "streams";
   const CommunicatorOptions& o = impl->options;
   if (o.oneShotSlotBytes < 4096 || o.oneShotSlotBytes % 256 || o.ceSlotBytes < (1u << 20) || o.ceSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
@@ -244,9 +235,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     GPUPEER_RETURN_IF_ERROR(rank.start.create(d));
     GPUPEER_RETURN_IF_ERROR(rank.copiesDone.create(d));
     rank.copied.resize(kMaxCePositions);
-    rank.reduced.resize(kMaxCePositions);
     for (Event& e : rank.copied) GPUPEER_RETURN_IF_ERROR(e.create(d));
-    for (Event& e : rank.reduced) GPUPEER_RETURN_IF_ERROR(e.create(d));
     GPUPEER_CUDA_CHECK(d, cudaDeviceSynchronize());
   }
   // Events order the ranks' streams by default: flags written and awaited by the GPUs' front

@@ -65,15 +65,6 @@ struct Communicator::Impl {
   // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
   // block b meets block b of every peer).
   int fewestSms = 132;
-  // The copy-engine algorithm with P2P: receivers pull by their own copy engines between two
-  // meetings of kernels (true), or as without P2P, senders push and the streams order
-  // themselves by events across GPUs (GPUPEER_CE_SYNC=streams, for measuring the difference).
-  bool ceMeetings = true;
-  // Its chunks: GPUPEER_CE_CHUNKS (0: 8 from 64 MiB, 4 below) and whether the last chunk is
-  // cut into halves down to 1 MiB, so the reduction left after the last copy is short
-  // (GPUPEER_CE_TAIL=0 turns that off).
-  int ceChunks = 0;
-  bool ceShrinkTail = true;
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters
     // (operations, blocks that read the current epoch, error).
@@ -84,8 +75,7 @@ struct Communicator::Impl {
     DeviceBuffer ceScratch;
     Stream copyStream;
     Event start, copiesDone;
-    std::vector<Event> copied;   // per pipeline position: its chunk has landed
-    std::vector<Event> reduced;  // per pipeline position: its chunk is reduced, free again
+    std::vector<Event> copied;   // per pipeline position, kept depth + 2 deep
     bool hopperOrLater = false;  // programmatic dependent launch available
   };
   std::vector<Rank> ranks;
@@ -122,9 +112,6 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q);
 Status runPull(Communicator::Impl& c, const CollRequest& q, bool split);
 /// The chain kernel (broadcast, reduce): each rank stores every step into the next (one_shot_path.cpp).
 Status runChain(Communicator::Impl& c, const CollRequest& q);
-/// Every rank's stream waits, in a one-block kernel, until every peer's stream has reached the
-/// same point (needs P2P: flags in peer memory).
-Status runMeet(Communicator::Impl& c, const CollRequest& q);
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);
 /// The ring (ring_path.cpp): every byte moves from rank r to rank r+1 by copy engine.
 Status runRing(Communicator::Impl& c, const CollRequest& q);

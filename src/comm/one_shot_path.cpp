@@ -124,12 +124,6 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   return launchAll(c, q, args.data(), launchPull);
 }
 
-Status runMeet(Communicator::Impl& c, const CollRequest& q) {
-  std::array<OneShotArgs, kMaxCommRanks> args;
-  for (int r = 0; r < c.n(); ++r) args[r] = argsFor(c, q, r, 0, 0);
-  return launchAll(c, q, args.data(), launchMeet);
-}
-
 Status runChain(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const bool reduce = q.op == CollOp::kReduce;

@@ -86,11 +86,6 @@ cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stre
 /// No scratch, one piece of any length.
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
-/// Launches rank `a.rank`'s meeting: one block that returns once every peer's stream has
-/// reached its own meeting (flags in peer memory, as the pull kernel's barriers). The type is
-/// unused (the launch functions' shape).
-cudaError_t launchMeet(const OneShotArgs& a, DataType type, cudaStream_t stream);
-
 /// Launches rank `a.rank`'s chain kernel (broadcast from the root along root + 1, root + 2, ...;
 /// reduce along root + 1, ... ending at the root): after a barrier with every peer, each block
 /// passes every step of its share to the next rank and raises a flag there; a rank forwards a

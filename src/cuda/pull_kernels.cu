@@ -102,18 +102,6 @@ __global__ void __launch_bounds__(kThreads) pullReduce(OneShotArgs a) {
   endOperation(a, epoch);
 }
 
-// Every rank's stream meets every peer's: one block raises this operation's flag in each peer
-// and waits for theirs. The copy-engine algorithm's start and end (copies need their sources
-// written and must finish before anyone reuses them): ~2 us, where an event or stream memory
-// operation awaited by one GPU's front end on another's behalf took ~10-20 us.
-__global__ void __launch_bounds__(32) meetKernel(OneShotArgs a) {
-  const std::uint32_t epoch = beginOperation(a);
-  __shared__ bool failed;
-  if (threadIdx.x == 0) failed = false;
-  meetPeers(a, epoch * kFlagStride + 1, false, failed);
-  endOperation(a, epoch);
-}
-
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
 
 struct LaunchPull {
@@ -134,11 +122,6 @@ struct LaunchPull {
 int pullBlocksFor(std::size_t partBytes, int maxBlocks) {
   const int most = std::clamp(maxBlocks, 1, kMaxOneShotBlocks);
   return static_cast<int>(std::clamp<std::size_t>(partBytes / (64u << 10), 1, most));
-}
-
-cudaError_t launchMeet(const OneShotArgs& a, DataType, cudaStream_t stream) {
-  if (a.ranks < 2 || a.ranks > kMaxCommRanks) return cudaErrorInvalidValue;
-  return launchOneShotKernel(meetKernel, a, 1, stream, 32);
 }
 
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream) {

@@ -202,82 +202,21 @@ TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
   // GPU-written flags instead of events between the ranks' streams (GPUPEER_CE_SIGNALS=flags):
   // a flag written twice before its reader clears it is seen once, and the next wait never
   // returns. Reduces back to back with the root moving are where a rank that is not the root
-  // used to run ahead of its peers' side streams (copy_engine_path.cpp, reducing(): the path
-  // without P2P, which GPUPEER_CE_SYNC=streams takes with it). With P2P the copy engines pull
-  // between meetings and signal between GPUs only in an in-place all-reduce.
+  // used to run ahead of its peers' side streams (copy_engine_path.cpp, reducing()).
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
-  for (const char* sync : {"streams", "meetings"}) {
-    SCOPED_TRACE(sync);
-    setenv("GPUPEER_CE_SIGNALS", "flags", 1);
-    setenv("GPUPEER_CE_SYNC", sync, 1);
-    auto comm = Communicator::create(devices, options("ce"));
-    unsetenv("GPUPEER_CE_SIGNALS");
-    unsetenv("GPUPEER_CE_SYNC");
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    Ranks ranks(1u << 20, devices);
-    const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
-    for (int i = 0; i < 20; ++i)
-      ASSERT_TRUE(comm.value()
-                      ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw)
-                      .isOk());
-    for (CollOp op : kAllOps) {
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kMax, 0, 4099, 4, true);
-    }
-  }
-}
-
-TEST(CollectivesGpu, CopyEnginesPullLongMessagesThroughReusedPositions) {
-  GPUPEER_REQUIRE_GPUS(2);
-  // On every visible GPU, 8 MiB copy-engine slots: messages of 16 MiB go in 2 MiB chunks through
-  // four scratch positions (a refill waits for the reduction of what the position held), the
-  // last chunk in two halves. In place, an all-reduce reduces a chunk only after every peer has
-  // copied it: in-place sums back to back from ones end at n^k only if none overtook a copy.
-  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
-  const int n = static_cast<int>(devices.size());
-  const std::size_t count = (4u << 20) + 5;  // 16 MiB of floats and 20 bytes
-  for (const char* signals : {"events", "flags"}) {
-    SCOPED_TRACE(signals);
-    CommunicatorOptions o = options("ce");
-    o.ceSlotBytes = 8u << 20;
-    setenv("GPUPEER_CE_SIGNALS", signals, 1);
-    auto comm = Communicator::create(devices, o);
-    unsetenv("GPUPEER_CE_SIGNALS");
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    Ranks ranks(count * 4 + 64, devices);
-    for (CollOp op : kAllOps) {
-      const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
-      const std::size_t c = shares ? count / n : count;
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, 0, c, 4, true);
-    }
-    std::vector<std::int32_t> ones(count, 1);
-    std::vector<const void*> send;
-    std::vector<void*> same;
-    for (int r = 0; r < n; ++r) {
-      cudaSetDevice(devices[r]);
-      ASSERT_EQ(cudaMemcpy(ranks.send[r].get(), ones.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      send.push_back(ranks.send[r].get());
-      same.push_back(ranks.send[r].get());
-    }
-    // Each sum multiplies every element by n: as many as stay below 2^31 (20 on 2 GPUs).
-    std::int64_t want = 1;
-    for (int i = 0; i < 20 && want * n < (std::int64_t{1} << 31); ++i) {
-      ASSERT_TRUE(comm.value()->allReduce(send, same, count, DataType::kInt32, RedOp::kSum, ranks.raw).isOk());
-      want *= n;
-    }
-    ranks.sync();
-    ASSERT_TRUE(comm.value()->checkBarriers().isOk());
-    std::vector<std::int32_t> got(count);
-    for (int r = 0; r < n; ++r) {
-      cudaSetDevice(devices[r]);
-      ASSERT_EQ(cudaMemcpy(got.data(), ranks.send[r].get(), count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-      EXPECT_EQ(std::count(got.begin(), got.end(), static_cast<std::int32_t>(want)), static_cast<long>(count))
-          << "rank " << r;
-    }
-  }
+  setenv("GPUPEER_CE_SIGNALS", "flags", 1);
+  auto comm = Communicator::create(devices, options("ce"));
+  unsetenv("GPUPEER_CE_SIGNALS");
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  Ranks ranks(1u << 20, devices);
+  const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(comm.value()
+                    ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw)
+                    .isOk());
+  for (CollOp op : kAllOps)
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
 }
 
 TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
