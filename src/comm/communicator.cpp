@@ -130,7 +130,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         std::pair{"GPUPEER_RING_CHUNK", &impl->options.ringChunkBytes},
         std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes},
         std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes},
-        std::pair{"GPUPEER_CHAIN_REDUCE_STEP", &impl->options.chainReduceStepBytes}})
+        std::pair{"GPUPEER_CHAIN_REDUCE_STEP", &impl->options.chainReduceStepBytes},
+        std::pair{"GPUPEER_PULL_BLOCK", &impl->pullBlockBytes}, std::pair{"GPUPEER_PULL_TILE", &impl->pullTileBytes}})
     if (const char* v = std::getenv(name)) {
       Result<std::size_t> parsed = parseByteSize(v);
       if (!parsed.isOk()) return parsed.status();
@@ -158,6 +159,13 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                          fmt::format("chain steps (GPUPEER_CHAIN_STEP, GPUPEER_CHAIN_REDUCE_STEP) of a multiple of 16 "
                                      "bytes, not {} and {} bytes",
                                      o.chainStepBytes, o.chainReduceStepBytes));
+  if (impl->pullTileBytes % 16)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("GPUPEER_PULL_TILE: a multiple of 16 bytes, not {}", impl->pullTileBytes));
+  if (impl->pullBlockBytes < 1024)
+    return GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format("GPUPEER_PULL_BLOCK: at least 1 KiB per block, not {} bytes", impl->pullBlockBytes));
   if (impl->lineSlotBytes < 4096 || impl->lineSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL_SLOT: at least 4 KiB, a multiple of 4 KiB");
   if (options.algorithm == "from-environment") {

@@ -65,6 +65,11 @@ struct Communicator::Impl {
   // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
   // block b meets block b of every peer).
   int fewestSms = 132;
+  // The pull and split kernels' grid, a block per this much of a part (GPUPEER_PULL_BLOCK),
+  // and their tiles dealt to the blocks in turn (GPUPEER_PULL_TILE; 0: one range per block).
+  // For measuring.
+  std::size_t pullBlockBytes = 64u << 10;
+  std::size_t pullTileBytes = 0;
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters
     // (operations, blocks that read the current epoch, error).

@@ -101,7 +101,7 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   const std::vector<PullPart> parts = planPull(q.op, n, q.root, q.count, es, split);
   std::size_t longest = 0;
   for (const PullPart& p : parts) longest = std::max(longest, p.len);
-  const int blocks = pullBlocksFor(longest * es, c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms);
+  const int blocks = pullBlocksFor(longest * es, c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms, c.pullBlockBytes);
   std::array<OneShotArgs, kMaxCommRanks> args;
   for (int r = 0; r < n; ++r) {
     OneShotArgs& a = args[r];
@@ -109,6 +109,7 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
     const PullPart& p = parts[r];
     a.len = p.len;
     a.pullBlocks = blocks;
+    a.pullTileBytes = c.pullTileBytes;
     a.sources = p.sourceCount;
     for (int k = 0; k < p.sourceCount; ++k) a.peerIn[k] = at(q.send[p.sources[k].rank], p.sources[k].offset * es);
     a.targetCount = 0;

@@ -40,6 +40,8 @@ struct OneShotArgs {
   /// The pull and chain kernels' grid, the same on every rank (their barriers pair block b with
   /// block b).
   int pullBlocks = 1;
+  /// The pull kernel's tiles (bytes), dealt to its blocks in turn (0: one range per block).
+  std::size_t pullTileBytes = 0;
   /// The chain kernel (launchChain): `len` bytes in steps of chainStepBytes per block, each
   /// step after rank chainPrev raised its flag for it (-1: the chain's first rank), and a flag
   /// raised for rank chainNext after it (-1: the last). Broadcast: from peerIn[0] to
@@ -101,10 +103,10 @@ inline constexpr int kChainThreads = 256;
 /// operation's range).
 inline constexpr std::size_t kMaxChainSteps = 4000;
 
-/// The pull kernel's grid for parts of at most `partBytes`: a block per 64 KiB, at most
-/// `maxBlocks` (the caller gives one per SM: 512 threads with up to 120 registers each fill
-/// an SM).
-int pullBlocksFor(std::size_t partBytes, int maxBlocks);
+/// The pull kernel's grid for parts of at most `partBytes`: a block per `bytesPerBlock`, at
+/// most `maxBlocks` (the caller gives one per SM: 512 threads with up to 120 registers each
+/// fill an SM).
+int pullBlocksFor(std::size_t partBytes, int maxBlocks, std::size_t bytesPerBlock);
 
 /// Whether this rank's arguments allow the low-latency variant: 8-byte aligned buffers and
 /// chunks, a piece that fits llSlotBytes. The host sets `lines` only when every rank's do.

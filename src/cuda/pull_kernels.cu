@@ -79,18 +79,26 @@ __global__ void __launch_bounds__(kThreads) pullReduce(OneShotArgs a) {
   constexpr std::size_t kLanes = sizeof(U) / sizeof(T);
   const std::uint32_t epoch = beginOperation(a);
   const std::uint32_t mark = epoch * kFlagStride;
-  // Each block owns the same share of every rank's part; the last one also takes the elements
-  // after the last whole unit.
+  // Each block owns the same share of every rank's part: one range, or (a.pullTileBytes) every
+  // gridDim-th tile, so that the whole grid works within a window of the buffers at any time.
+  // The last block also takes the elements after the last whole unit. (Block b meets block b
+  // of every peer, but any mapping is safe: a kernel ends only after each of its blocks saw
+  // the same block of every peer depart, so after every block of every peer did.)
   const std::size_t units = a.len / kLanes;
   const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
   const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
+  const std::size_t tile = a.pullTileBytes / sizeof(U);
   __shared__ bool failed;  // a peer timed out: do not wait for it a second time
   if (threadIdx.x == 0) failed = false;
   // Arrival: every peer's kernel has started, so the work before it on its stream (which
   // wrote its input and last used its output) is complete.
   meetPeers(a, mark + 1, false, failed);
   if (a.len) {
-    pullUnits<T, U>(a, b, e);
+    if (tile)
+      for (std::size_t t = blockIdx.x * tile; t < units; t += gridDim.x * tile)
+        pullUnits<T, U>(a, t, min(units, t + tile));
+    else
+      pullUnits<T, U>(a, b, e);
     if (kVectors && blockIdx.x == gridDim.x - 1) {
       // The elements after the last whole unit, one at a time.
       pullUnits<T, T>(a, units * kLanes, a.len);
@@ -119,9 +127,9 @@ struct LaunchPull {
 
 }  // namespace
 
-int pullBlocksFor(std::size_t partBytes, int maxBlocks) {
+int pullBlocksFor(std::size_t partBytes, int maxBlocks, std::size_t bytesPerBlock) {
   const int most = std::clamp(maxBlocks, 1, kMaxOneShotBlocks);
-  return static_cast<int>(std::clamp<std::size_t>(partBytes / (64u << 10), 1, most));
+  return static_cast<int>(std::clamp<std::size_t>(partBytes / std::max<std::size_t>(bytesPerBlock, 1), 1, most));
 }
 
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream) {

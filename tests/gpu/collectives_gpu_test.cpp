@@ -39,6 +39,32 @@ TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
   }
 }
 
+TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // On every visible GPU: 4 KiB tiles dealt to the blocks in turn (GPUPEER_PULL_TILE) and a
+  // block per 16 KiB, so each block takes many tiles, the last one partly; odd counts and
+  // offsets leave elements after the last whole 16-byte unit.
+  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
+  const int n = static_cast<int>(devices.size());
+  Ranks ranks(8u << 20, devices);
+  for (const char* algo : {"pull", "split"}) {
+    SCOPED_TRACE(algo);
+    setenv("GPUPEER_PULL_TILE", "4K", 1);
+    setenv("GPUPEER_PULL_BLOCK", "16K", 1);
+    auto comm = Communicator::create(devices, options(algo));
+    unsetenv("GPUPEER_PULL_TILE");
+    unsetenv("GPUPEER_PULL_BLOCK");
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    for (CollOp op : kAllOps) {
+      if (!testing::serves(algo, op)) continue;
+      for (std::size_t count : {std::size_t{1}, std::size_t{4097}, std::size_t{(1u << 20) / n + 3}}) {
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, count, 0, false);
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt8, RedOp::kMax, 0, count, 3, true);
+      }
+    }
+  }
+}
+
 TEST(CollectivesGpu, PullReadsThePeersBuffersAndStepsAsideWhereItCannot) {
   GPUPEER_REQUIRE_GPUS(2);
   Ranks ranks(16u << 20);
@@ -217,6 +243,58 @@ TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
                     .isOk());
   for (CollOp op : kAllOps)
     testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
+}
+
+TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // On every visible GPU, 8 MiB copy-engine slots: messages of 16 MiB go in 2 MiB chunks through
+  // four scratch positions (a sender refills one only after the receiver's "freed" signal for
+  // what it held). In place, a rank's output overwrites the input its own copies read: in-place
+  // sums back to back from ones end at n^k only if no reduction overtook a copy.
+  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
+  const int n = static_cast<int>(devices.size());
+  const std::size_t count = (4u << 20) + 5;  // 16 MiB of floats and 20 bytes
+  for (const char* signals : {"events", "flags"}) {
+    SCOPED_TRACE(signals);
+    CommunicatorOptions o = options("ce");
+    o.ceSlotBytes = 8u << 20;
+    setenv("GPUPEER_CE_SIGNALS", signals, 1);
+    auto comm = Communicator::create(devices, o);
+    unsetenv("GPUPEER_CE_SIGNALS");
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    Ranks ranks(count * 4 + 64, devices);
+    for (CollOp op : kAllOps) {
+      const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
+      const std::size_t c = shares ? count / n : count;
+      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
+      testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, 0, c, 4, true);
+    }
+    std::vector<std::int32_t> ones(count, 1);
+    std::vector<const void*> send;
+    std::vector<void*> same;
+    for (int r = 0; r < n; ++r) {
+      cudaSetDevice(devices[r]);
+      ASSERT_EQ(cudaMemcpy(ranks.send[r].get(), ones.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      send.push_back(ranks.send[r].get());
+      same.push_back(ranks.send[r].get());
+    }
+    // Each sum multiplies every element by n: as many as stay below 2^31 (20 on 2 GPUs).
+    std::int64_t want = 1;
+    for (int i = 0; i < 20 && want * n < (std::int64_t{1} << 31); ++i) {
+      ASSERT_TRUE(comm.value()->allReduce(send, same, count, DataType::kInt32, RedOp::kSum, ranks.raw).isOk());
+      want *= n;
+    }
+    ranks.sync();
+    ASSERT_TRUE(comm.value()->checkBarriers().isOk());
+    std::vector<std::int32_t> got(count);
+    for (int r = 0; r < n; ++r) {
+      cudaSetDevice(devices[r]);
+      ASSERT_EQ(cudaMemcpy(got.data(), ranks.send[r].get(), count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(std::count(got.begin(), got.end(), static_cast<std::int32_t>(want)), static_cast<long>(count))
+          << "rank " << r;
+    }
+  }
 }
 
 TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
