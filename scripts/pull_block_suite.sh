@@ -14,7 +14,6 @@ STEP_TIMEOUT=${STEP_TIMEOUT:-200}
 write_machine_info
 link_build_path "$build"
 [ -z "${SKIP_CTEST:-}" ] && step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
-split() { env GPUPEER_ALGO=split "$@"; }
 for share in ${PULL_SHARES-8K 16K 32K 64K}; do
   step "g2-all_reduce-split-block-$share-graph" env GPUPEER_PULL_BLOCK=$share GPUPEER_ALGO=split "$g" coll all_reduce \
     -b 1M -e 64M -f 2 -g 2 -d float -o sum -G 10

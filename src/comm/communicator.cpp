@@ -159,7 +159,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                          fmt::format("chain steps (GPUPEER_CHAIN_STEP, GPUPEER_CHAIN_REDUCE_STEP) of a multiple of 16 "
                                      "bytes, not {} and {} bytes",
                                      o.chainStepBytes, o.chainReduceStepBytes));
-  if (impl->pullTileBytes % 16)
+  if (impl->pullTileBytes != kPullTileByRule && impl->pullTileBytes % 16)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("GPUPEER_PULL_TILE: a multiple of 16 bytes, not {}", impl->pullTileBytes));
   if (impl->pullBlockBytes < 1024)

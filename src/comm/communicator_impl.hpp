@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/launch_pool.hpp"
+#include "comm/pull_plan.hpp"
 #include "comm/rank_signals.hpp"
 #include "comm/signal_numbers.hpp"
 #include "cuda/device_memory.hpp"
@@ -50,6 +51,9 @@ inline constexpr std::size_t kLineSlotBytes = 2u << 20;
 /// smaller ones through CUDA's own staging (copyBetween).
 inline constexpr std::size_t kStagingMinBytes = 8u << 20;
 
+/// Impl::pullTileBytes where GPUPEER_PULL_TILE is not set: pullTileBytesFor decides.
+inline constexpr std::size_t kPullTileByRule = ~std::size_t{0};
+
 struct Communicator::Impl {
   std::vector<int> devices;
   CommunicatorOptions options;
@@ -66,10 +70,10 @@ struct Communicator::Impl {
   // block b meets block b of every peer).
   int fewestSms = 132;
   // The pull and split kernels' grid, a block per this much of a part (GPUPEER_PULL_BLOCK),
-  // and their tiles dealt to the blocks in turn (GPUPEER_PULL_TILE; 0: one range per block).
-  // For measuring.
-  std::size_t pullBlockBytes = 64u << 10;
-  std::size_t pullTileBytes = 0;
+  // and their tiles dealt to the blocks in turn (GPUPEER_PULL_TILE; 0: one range per block;
+  // by default pullTileBytesFor's rule). Knobs for measuring (comm/pull_plan.hpp).
+  std::size_t pullBlockBytes = kPullBlockBytes;
+  std::size_t pullTileBytes = kPullTileByRule;
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters
     // (operations, blocks that read the current epoch, error).

@@ -102,6 +102,8 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   std::size_t longest = 0;
   for (const PullPart& p : parts) longest = std::max(longest, p.len);
   const int blocks = pullBlocksFor(longest * es, c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms, c.pullBlockBytes);
+  const std::size_t tile =
+      c.pullTileBytes == kPullTileByRule ? pullTileBytesFor(longest * es, blocks) : c.pullTileBytes;
   std::array<OneShotArgs, kMaxCommRanks> args;
   for (int r = 0; r < n; ++r) {
     OneShotArgs& a = args[r];
@@ -109,7 +111,7 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
     const PullPart& p = parts[r];
     a.len = p.len;
     a.pullBlocks = blocks;
-    a.pullTileBytes = c.pullTileBytes;
+    a.pullTileBytes = tile;
     a.sources = p.sourceCount;
     for (int k = 0; k < p.sourceCount; ++k) a.peerIn[k] = at(q.send[p.sources[k].rank], p.sources[k].offset * es);
     a.targetCount = 0;

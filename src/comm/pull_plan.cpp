@@ -106,4 +106,9 @@ std::vector<PullPart> planPull(CollOp op, int n, int root, std::size_t count, st
   return parts;
 }
 
+std::size_t pullTileBytesFor(std::size_t partBytes, int blocks) {
+  constexpr std::size_t kTileBytes = 64u << 10, kLargeShare = 1u << 20;
+  return blocks > 0 && partBytes / static_cast<std::size_t>(blocks) >= kLargeShare ? kTileBytes : 0;
+}
+
 }  // namespace gpupeer

@@ -54,8 +54,10 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
         rule.algo)
         << "row " << i;
   }
-  // 2 GPUs: split takes the middle of all-reduce, in place too; without mapped buffers the
-  // one-shot kernel keeps it.
+  // 2 GPUs: the one-shot kernel keeps all-reduces up to 1 MiB; split takes the middle from
+  // 2 MiB, in place too; without mapped buffers the one-shot kernel keeps it.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 20, 2, true, "").value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2u << 20, 2, true, "").value(), CollAlgo::kSplit);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "").value(), CollAlgo::kSplit);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "", algorithmTable(), false).value(),
             CollAlgo::kSplit);

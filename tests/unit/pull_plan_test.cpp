@@ -228,5 +228,15 @@ TEST(PullPlan, PartsTooSmallToShareLeaveOwnersIdle) {
   EXPECT_EQ(owners, 1);
 }
 
+TEST(PullPlan, TilesOnlyWhereEachBlockOwnsAMiBOrMore) {
+  constexpr std::size_t kMiB = 1u << 20;
+  // 2 GPUs, split all-reduce: a part is half the message, 132 blocks.
+  EXPECT_EQ(pullTileBytesFor(256 * kMiB, 132), 64u << 10);  // 512 MiB all-reduce
+  EXPECT_EQ(pullTileBytesFor(132 * kMiB, 132), 64u << 10);  // exactly 1 MiB per block
+  EXPECT_EQ(pullTileBytesFor(64 * kMiB, 132), 0u);          // 128 MiB: no gain measured
+  EXPECT_EQ(pullTileBytesFor(2 * kMiB / 3, 10), 0u);        // few blocks: uneven tiles
+  EXPECT_EQ(pullTileBytesFor(kMiB, 0), 0u);
+}
+
 }  // namespace
 }  // namespace gpupeer
