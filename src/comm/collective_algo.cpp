@@ -72,7 +72,7 @@ const std::vector<AlgoRule>& algorithmTable() {
   // takes too. On 2 GPUs split replaces pull for all-reduce (same speed out of place, 33.8
   // against 35.0 us at 8 MiB, and it serves in place, where pull gave way to the one-shot
   // kernel: 107.4 against 121.5 us at 32 MiB).
-  // Session 7 (bench/results/2026-11-22-h200x2-s7): with a block per 16 KiB instead of 64,
+  // Session 7 (bench/results/2026-11-22-h200x4-s7, GPUs 0-1): with a block per 16 KiB instead of 64,
   // split takes the 2-GPU all-reduce of 2 MiB from the one-shot kernel (in a graph on GPUs 0-1
   // of 4x H200: 13.5 against 14.9 us; 1 MiB stays one-shot, 9.8 against 10.7).
   // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).

@@ -162,7 +162,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   if (impl->pullTileBytes != kPullTileByRule && impl->pullTileBytes % 16)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("GPUPEER_PULL_TILE: a multiple of 16 bytes, not {}", impl->pullTileBytes));
-  if (impl->pullBlockBytes < 1024)
+  if (std::getenv("GPUPEER_PULL_BLOCK") && impl->pullBlockBytes < 1024)
     return GPUPEER_ERROR(
         ErrorCode::kInvalidArgument,
         fmt::format("GPUPEER_PULL_BLOCK: at least 1 KiB per block, not {} bytes", impl->pullBlockBytes));

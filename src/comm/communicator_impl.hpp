@@ -69,10 +69,11 @@ struct Communicator::Impl {
   // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
   // block b meets block b of every peer).
   int fewestSms = 132;
-  // The pull and split kernels' grid, a block per this much of a part (GPUPEER_PULL_BLOCK),
-  // and their tiles dealt to the blocks in turn (GPUPEER_PULL_TILE; 0: one range per block;
-  // by default pullTileBytesFor's rule). Knobs for measuring (comm/pull_plan.hpp).
-  std::size_t pullBlockBytes = kPullBlockBytes;
+  // The pull and split kernels' grid, a block per this much of a part (GPUPEER_PULL_BLOCK;
+  // 0: pullBlockBytesFor's choice), and their tiles dealt to the blocks in turn
+  // (GPUPEER_PULL_TILE; 0: one range per block; by default pullTileBytesFor's rule). Knobs for
+  // measuring (comm/pull_plan.hpp).
+  std::size_t pullBlockBytes = 0;
   std::size_t pullTileBytes = kPullTileByRule;
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters

@@ -47,18 +47,21 @@ struct PullPart {
 /// aligned buffers stay aligned in every part.
 std::vector<PullPart> planPull(CollOp op, int ranks, int root, std::size_t count, std::size_t elementBytes, bool split);
 
-/// The pull kernel's share per block by default: a block per 16 KiB of the longest part (up to
-/// one per SM). On 2x H200, split all-reduces in CUDA graphs took 10.7 / 13.5 / 19.9 us at
-/// 1 / 2 / 4 MiB with 16 KiB against 14.8 / 16.9 / 21.3 with 64 KiB, the same from 8 MiB
-/// (bench/results/2026-11-22-h200x2-s7/2-pull-grid).
-inline constexpr std::size_t kPullBlockBytes = 16u << 10;
+/// The pull kernel's share per block by default (a block per that much of the longest part,
+/// up to one per SM): 16 KiB for all-reduce, 64 KiB for the others. Measured against each
+/// other (bench/results/2026-11-22-h200x4-s7): split all-reduce of 2 MiB on 2 GPUs 14.4
+/// against 17.4 us eager and 13.5 against 16.9 in graphs, on 4 GPUs 21.1 against 27.0, the same
+/// from 8 MiB; but reduce of 8 MiB on 4 GPUs 57.2 against 50.1 us (every owner storing into the
+/// root from three times the blocks), broadcast of 2 MiB 16.7 against 16.0.
+std::size_t pullBlockBytesFor(CollOp op);
 
 /// The tiles in which the pull kernel deals a part to its blocks in turn, for a part of
 /// `partBytes` over `blocks` blocks: 64 KiB where each block would own 1 MiB or more (the
-/// whole grid then works within a window of the buffers: split all-reduce of 512 MiB on 2x H200
-/// 1575 against 1666 us, reduce-scatter of 512 MiB on 4x H200 1317 against 1363), else 0, one
-/// range per block (equal at 128 MiB, and tiles that do not divide evenly among few blocks
-/// left some blocks two: broadcast of 2 MiB on 4 GPUs 19.7 against 15.8 us).
+/// whole grid then works within a window of the buffers: split all-reduce of 512 MiB on GPUs
+/// 0-1 of 4x H200 1575 against 1666 us, reduce-scatter of 512 MiB on all four 1317 against 1363
+/// in one run and 1361 against 1371 in the next), else 0, one range per block (equal at
+/// 128 MiB, and tiles that do not divide evenly among few blocks left some blocks two: broadcast
+/// of 2 MiB on 4 GPUs 19.7 against 15.8 us).
 std::size_t pullTileBytesFor(std::size_t partBytes, int blocks);
 
 }  // namespace gpupeer

@@ -228,6 +228,12 @@ TEST(PullPlan, PartsTooSmallToShareLeaveOwnersIdle) {
   EXPECT_EQ(owners, 1);
 }
 
+TEST(PullPlan, AllReduceTakesSmallerSharesPerBlock) {
+  EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce), 16u << 10);
+  for (CollOp op : {CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast, CollOp::kReduce})
+    EXPECT_EQ(pullBlockBytesFor(op), 64u << 10) << collOpName(op);
+}
+
 TEST(PullPlan, TilesOnlyWhereEachBlockOwnsAMiBOrMore) {
   constexpr std::size_t kMiB = 1u << 20;
   // 2 GPUs, split all-reduce: a part is half the message, 132 blocks.
