@@ -75,6 +75,10 @@ const std::vector<AlgoRule>& algorithmTable() {
   // Session 7 (bench/results/2026-11-22-h200x4-s7, GPUs 0-1): with a block per 16 KiB instead of 64,
   // split takes the 2-GPU all-reduce of 2 MiB from the one-shot kernel (in a graph on GPUs 0-1
   // of 4x H200: 13.5 against 14.9 us; 1 MiB stays one-shot, 9.8 against 10.7).
+  // Pull, whose blocks now take 64 KiB tiles in turn where each owns 512 KiB or more, keeps
+  // the 2-GPU reduce at every size from 8 MiB (128 / 256 / 512 MiB: 371.8 / 730.7 / 1447.7 us
+  // against the copy engines' 751.1 / 1462.3 at 256 / 512 MiB and NCCL's 377.9 / 737.8 / 1455.8;
+  // bench/results/2026-11-22-h200x2-s7).
   // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 1u << 20, CollAlgo::kOneShot},
@@ -91,7 +95,7 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kSplit},
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kOneShot},
       {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduce, 2, 2, 128u << 20, CollAlgo::kPull},
+      {CollOp::kReduce, 2, 2, 0, CollAlgo::kPull},
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},
       {CollOp::kReduce, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
       {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},

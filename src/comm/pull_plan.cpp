@@ -109,7 +109,7 @@ std::vector<PullPart> planPull(CollOp op, int n, int root, std::size_t count, st
 std::size_t pullBlockBytesFor(CollOp op) { return op == CollOp::kAllReduce ? 16u << 10 : 64u << 10; }
 
 std::size_t pullTileBytesFor(std::size_t partBytes, int blocks) {
-  constexpr std::size_t kTileBytes = 64u << 10, kLargeShare = 1u << 20;
+  constexpr std::size_t kTileBytes = 64u << 10, kLargeShare = 512u << 10;
   return blocks > 0 && partBytes / static_cast<std::size_t>(blocks) >= kLargeShare ? kTileBytes : 0;
 }
 

@@ -56,12 +56,15 @@ std::vector<PullPart> planPull(CollOp op, int ranks, int root, std::size_t count
 std::size_t pullBlockBytesFor(CollOp op);
 
 /// The tiles in which the pull kernel deals a part to its blocks in turn, for a part of
-/// `partBytes` over `blocks` blocks: 64 KiB where each block would own 1 MiB or more (the
-/// whole grid then works within a window of the buffers: split all-reduce of 512 MiB on GPUs
-/// 0-1 of 4x H200 1575 against 1666 us, reduce-scatter of 512 MiB on all four 1317 against 1363
-/// in one run and 1361 against 1371 in the next), else 0, one range per block (equal at
-/// 128 MiB, and tiles that do not divide evenly among few blocks left some blocks two: broadcast
-/// of 2 MiB on 4 GPUs 19.7 against 15.8 us).
+/// `partBytes` over `blocks` blocks: 64 KiB where each block would own 512 KiB or more (the
+/// whole grid then works within a window of the buffers), else 0, one range per block.
+/// Measured (bench/results/2026-11-22-h200x4-s7 and -h200x2-s7), tiles against one range:
+/// * from ~1 MiB per block, faster: 2-GPU reduce by pull of 128 / 256 / 512 MiB 371.8 / 730.7 /
+///   1447.7 against 381.9 / 752.5 / 1494.1 us, split all-reduce of 512 MiB on 2 GPUs 1575
+///   against 1666, reduce-scatter of 512 MiB on 4 GPUs 1317 against 1363;
+/// * at 250-500 KiB per block the same (split all-reduce of 128 MiB on 2 GPUs, reduce-scatter by
+///   pull of 256 MiB), and slower below, where tiles do not divide evenly among few blocks
+///   (broadcast of 2 MiB on 4 GPUs 19.7 against 15.8 us, reduce of 8 MiB 53.5 against 50.1).
 std::size_t pullTileBytesFor(std::size_t partBytes, int blocks);
 
 }  // namespace gpupeer

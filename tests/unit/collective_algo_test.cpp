@@ -30,7 +30,14 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
       if (ranks > 2 && op == CollOp::kAllReduce) large = CollAlgo::kTwoShot;
       if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kSplit;
       if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kChain;
+      // 2 GPUs: the pull kernel reduces at every size from 8 MiB, the copy engines where it cannot.
+      if (ranks == 2 && op == CollOp::kReduce) large = CollAlgo::kPull;
       EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "").value(), large);
+      if (ranks == 2 && op == CollOp::kReduce) {
+        EXPECT_EQ(chooseAlgorithm(op, 1u << 30, ranks, true, "", algorithmTable(), false).value(),
+                  CollAlgo::kCopyEngine);
+        large = CollAlgo::kCopyEngine;
+      }
       // Buffers peers cannot map: what took large messages before split and chain.
       if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kOneShot;
       if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kRing;

@@ -234,13 +234,13 @@ TEST(PullPlan, AllReduceTakesSmallerSharesPerBlock) {
     EXPECT_EQ(pullBlockBytesFor(op), 64u << 10) << collOpName(op);
 }
 
-TEST(PullPlan, TilesOnlyWhereEachBlockOwnsAMiBOrMore) {
+TEST(PullPlan, TilesOnlyWhereEachBlockOwnsHalfAMiBOrMore) {
   constexpr std::size_t kMiB = 1u << 20;
-  // 2 GPUs, split all-reduce: a part is half the message, 132 blocks.
-  EXPECT_EQ(pullTileBytesFor(256 * kMiB, 132), 64u << 10);  // 512 MiB all-reduce
-  EXPECT_EQ(pullTileBytesFor(132 * kMiB, 132), 64u << 10);  // exactly 1 MiB per block
-  EXPECT_EQ(pullTileBytesFor(64 * kMiB, 132), 0u);          // 128 MiB: no gain measured
-  EXPECT_EQ(pullTileBytesFor(2 * kMiB / 3, 10), 0u);        // few blocks: uneven tiles
+  // 2 GPUs, reduce by pull: the root's part is the whole message, 132 blocks.
+  EXPECT_EQ(pullTileBytesFor(128 * kMiB, 132), 64u << 10);
+  EXPECT_EQ(pullTileBytesFor(66 * kMiB, 132), 64u << 10);  // exactly 512 KiB per block
+  EXPECT_EQ(pullTileBytesFor(64 * kMiB, 132), 0u);         // 496 KiB per block
+  EXPECT_EQ(pullTileBytesFor(2 * kMiB / 3, 10), 0u);       // few blocks: uneven tiles
   EXPECT_EQ(pullTileBytesFor(kMiB, 0), 0u);
 }
 
