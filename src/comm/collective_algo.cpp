@@ -72,9 +72,10 @@ const std::vector<AlgoRule>& algorithmTable() {
   // takes too. On 2 GPUs split replaces pull for all-reduce (same speed out of place, 33.8
   // against 35.0 us at 8 MiB, and it serves in place, where pull gave way to the one-shot
   // kernel: 107.4 against 121.5 us at 32 MiB).
-  // Session 7 (bench/results/2026-11-22-h200x4-s7, GPUs 0-1): with a block per 16 KiB instead of 64,
-  // split takes the 2-GPU all-reduce of 2 MiB from the one-shot kernel (in a graph on GPUs 0-1
-  // of 4x H200: 13.5 against 14.9 us; 1 MiB stays one-shot, 9.8 against 10.7).
+  // Session 7: with a block per 16 KiB instead of 64, split takes the 2-GPU all-reduce of
+  // 2 MiB from the one-shot kernel (2x H200: 13.2 against 14.9 us in graphs, 14.1 against 15.7
+  // eager, bench/results/2026-11-22-h200x2-s7/4-final; 1 MiB stays one-shot, 9.8 against 10.7
+  // in graphs on GPUs 0-1 of 4x H200, bench/results/2026-11-22-h200x4-s7/2-pull-grid).
   // Pull, whose blocks now take 64 KiB tiles in turn where each owns 512 KiB or more, keeps
   // the 2-GPU reduce at every size from 8 MiB (128 / 256 / 512 MiB: 371.8 / 730.7 / 1447.7 us
   // against the copy engines' 751.1 / 1462.3 at 256 / 512 MiB and NCCL's 377.9 / 737.8 / 1455.8;
