@@ -101,8 +101,9 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   const std::vector<PullPart> parts = planPull(q.op, n, q.root, q.count, es, split);
   std::size_t longest = 0;
   for (const PullPart& p : parts) longest = std::max(longest, p.len);
-  const int blocks = pullBlocksFor(longest * es, c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms,
-                                   c.pullBlockBytes ? c.pullBlockBytes : pullBlockBytesFor(q.op));
+  const int blocks =
+      pullBlocksFor(longest * es, std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms, kMaxOneShotBlocks),
+                    c.pullBlockBytes ? c.pullBlockBytes : pullBlockBytesFor(q.op));
   const std::size_t tile =
       c.pullTileBytes == kPullTileByRule ? pullTileBytesFor(longest * es, blocks) : c.pullTileBytes;
   std::array<OneShotArgs, kMaxCommRanks> args;

@@ -106,6 +106,11 @@ std::vector<PullPart> planPull(CollOp op, int n, int root, std::size_t count, st
   return parts;
 }
 
+int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlock) {
+  const std::size_t most = static_cast<std::size_t>(std::max(mostBlocks, 1));
+  return static_cast<int>(std::clamp<std::size_t>(partBytes / std::max<std::size_t>(bytesPerBlock, 1), 1, most));
+}
+
 std::size_t pullBlockBytesFor(CollOp op) { return op == CollOp::kAllReduce ? 16u << 10 : 64u << 10; }
 
 std::size_t pullTileBytesFor(std::size_t partBytes, int blocks) {

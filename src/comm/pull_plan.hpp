@@ -47,6 +47,11 @@ struct PullPart {
 /// aligned buffers stay aligned in every part.
 std::vector<PullPart> planPull(CollOp op, int ranks, int root, std::size_t count, std::size_t elementBytes, bool split);
 
+/// The pull kernel's grid for parts of at most `partBytes`: a block per `bytesPerBlock`, at
+/// least 1 and at most `mostBlocks` (the caller gives one per SM, within the kernel's limit:
+/// 512 threads with up to 120 registers each fill an SM).
+int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlock);
+
 /// The pull kernel's share per block by default (a block per that much of the longest part,
 /// up to one per SM): 16 KiB for all-reduce, 64 KiB for the others. Measured against each
 /// other (bench/results/2026-11-22-h200x4-s7): split all-reduce of 2 MiB on 2 GPUs 14.4

@@ -103,11 +103,6 @@ inline constexpr int kChainThreads = 256;
 /// operation's range).
 inline constexpr std::size_t kMaxChainSteps = 4000;
 
-/// The pull kernel's grid for parts of at most `partBytes`: a block per `bytesPerBlock`, at
-/// most `maxBlocks` (the caller gives one per SM: 512 threads with up to 120 registers each
-/// fill an SM).
-int pullBlocksFor(std::size_t partBytes, int maxBlocks, std::size_t bytesPerBlock);
-
 /// Whether this rank's arguments allow the low-latency variant: 8-byte aligned buffers and
 /// chunks, a piece that fits llSlotBytes. The host sets `lines` only when every rank's do.
 bool oneShotAllowsLines(const OneShotArgs& a, DataType type);

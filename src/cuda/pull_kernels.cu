@@ -127,11 +127,6 @@ struct LaunchPull {
 
 }  // namespace
 
-int pullBlocksFor(std::size_t partBytes, int maxBlocks, std::size_t bytesPerBlock) {
-  const int most = std::clamp(maxBlocks, 1, kMaxOneShotBlocks);
-  return static_cast<int>(std::clamp<std::size_t>(partBytes / std::max<std::size_t>(bytesPerBlock, 1), 1, most));
-}
-
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   if (a.ranks < 2 || a.ranks > kMaxCommRanks || a.sources < 0 || a.sources > kMaxCommRanks || a.targetCount < 0 ||
       a.targetCount > kMaxCommRanks || a.pullBlocks < 1 || a.pullBlocks > kMaxOneShotBlocks ||

@@ -228,6 +228,13 @@ TEST(PullPlan, PartsTooSmallToShareLeaveOwnersIdle) {
   EXPECT_EQ(owners, 1);
 }
 
+TEST(PullPlan, AGridOfABlockPerShareWithinTheMost) {
+  EXPECT_EQ(pullBlocksFor(2u << 20, 132, 16u << 10), 128);   // 2 MiB in 16 KiB shares
+  EXPECT_EQ(pullBlocksFor(64u << 20, 132, 64u << 10), 132);  // one per SM at most
+  EXPECT_EQ(pullBlocksFor(100, 132, 64u << 10), 1);          // at least one
+  EXPECT_EQ(pullBlocksFor(1u << 20, 0, 0), 1);               // nonsense limits still give a grid
+}
+
 TEST(PullPlan, AllReduceTakesSmallerSharesPerBlock) {
   EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce), 16u << 10);
   for (CollOp op : {CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast, CollOp::kReduce})
