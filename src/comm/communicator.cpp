@@ -8,6 +8,7 @@
 #include <set>
 
 #include "comm/communicator_impl.hpp"
+#include "comm/line_grid.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/driver_entry.hpp"
 #include "cuda/one_shot_kernels.cuh"
@@ -143,6 +144,14 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
       return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                            fmt::format("GPUPEER_ONESHOT_BLOCKS={}: give 1 to {} blocks", v, kMaxOneShotBlocks));
     impl->oneShotBlocks = static_cast<int>(blocks.value());
+  }
+  if (const std::string v = envValue("GPUPEER_LL_BLOCK_LINES"); !v.empty()) {
+    Result<std::size_t> lines = parseByteSize(v);
+    if (!lines.isOk() || lines.value() < 32 || lines.value() > kMaxLineBlockLines || lines.value() % 32)
+      return GPUPEER_ERROR(
+          ErrorCode::kInvalidArgument,
+          fmt::format("GPUPEER_LL_BLOCK_LINES={}: give a multiple of 32 from 32 to {} lines", v, kMaxLineBlockLines));
+    impl->lineBlockLines = static_cast<int>(lines.value());
   }
   const CommunicatorOptions& o = impl->options;
   if (o.oneShotSlotBytes < 4096 || o.oneShotSlotBytes % 256 || o.ceSlotBytes < (1u << 20) || o.ceSlotBytes % 4096)

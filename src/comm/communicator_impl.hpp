@@ -66,6 +66,7 @@ struct Communicator::Impl {
   int oneShotBlocks = 0;
   std::size_t oneShotStepBytes = 0;
   std::size_t lineSlotBytes = kLineSlotBytes;  // GPUPEER_LL_SLOT
+  int lineBlockLines = 0;                      // GPUPEER_LL_BLOCK_LINES (0: the launch's rule)
   // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
   // block b meets block b of every peer).
   int fewestSms = 132;
@@ -76,8 +77,8 @@ struct Communicator::Impl {
   std::size_t pullBlockBytes = 0;
   std::size_t pullTileBytes = kPullTileByRule;
   struct Rank {
-    // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and three counters
-    // (operations, blocks that read the current epoch, error).
+    // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and counters: the
+    // 64-bit operation counter in words 0-1, the error word in word 2.
     DeviceBuffer scratch, flags, counters;
     // The one-shot kernel's low-latency variant: lines that carry their own flags.
     DeviceBuffer lineScratch;

@@ -68,8 +68,8 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
   }
   a.slotBytes = c.options.oneShotSlotBytes;
   a.llSlotBytes = c.lineSlotBytes;
-  a.opCounter = c.counters(r);
-  a.readers = c.counters(r) + 1;
+  a.lineBlockLines = c.lineBlockLines;
+  a.opCounter = reinterpret_cast<unsigned long long*>(c.counters(r));  // words 0-1
   a.error = c.counters(r) + 2;
   a.earlyLaunch = c.ranks[r].hopperOrLater;
   a.maxBlocks = c.oneShotBlocks;

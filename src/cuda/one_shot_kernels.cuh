@@ -63,6 +63,9 @@ struct OneShotArgs {
   void* llScratch[kMaxCommRanks] = {};
   std::size_t llSlotBytes = 0;
   bool lines = false;  ///< take the low-latency variant (decided for all ranks at once)
+  /// The low-latency variant's lines per block (a multiple of 32 up to kMaxLineBlockLines; 0:
+  /// lineGridFor's rule, comm/line_grid.hpp).
+  int lineBlockLines = 0;
   /// The regular variant's grid (at most this many blocks; 0: one per 4 KiB up to 132) and
   /// the data each block pushes per step (0: the default). Same on every rank.
   int maxBlocks = 0;
@@ -70,9 +73,9 @@ struct OneShotArgs {
   /// Launch with programmatic dependent launch (Hopper and later): the kernel becomes resident
   /// while the previous one on the stream finishes, and waits for it on the GPU.
   bool earlyLaunch = false;
-  std::uint32_t* opCounter = nullptr;  ///< this rank's count of one-shot operations (device)
-  std::uint32_t* readers = nullptr;    ///< this rank's count of blocks that read the current epoch
-  std::uint32_t* error = nullptr;      ///< this rank's error word: 1 + the rank that did not arrive
+  /// This rank's operation counter (device): kEpochStride per operation (one_shot_device.cuh).
+  unsigned long long* opCounter = nullptr;
+  std::uint32_t* error = nullptr;  ///< this rank's error word: 1 + the rank that did not arrive
 };
 
 /// Launches rank `a.rank`'s kernel on the current device. Every rank launches the same

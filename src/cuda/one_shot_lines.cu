@@ -4,6 +4,7 @@
 // link.
 #include <algorithm>
 
+#include "comm/line_grid.hpp"
 #include "cuda/one_shot_device.cuh"
 #include "cuda/reduce_math.cuh"
 
@@ -81,7 +82,7 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
   const std::size_t units = (bytes + sizeof(U) - 1) / sizeof(U);
   const int tailElements = static_cast<int>((bytes % sizeof(U)) / sizeof(T));
   auto partial = [&](std::size_t u) { return kPartial && u + 1 == units ? tailElements : 0; };
-  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
+  const std::size_t per = lineShare(units, gridDim.x);  // whole warps' lines
   const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
   // Send: data lines to every receiver of this rank's data, a token line to the others (so
   // every rank hears from every peer in every operation: the parity reuse argument).
@@ -151,11 +152,11 @@ struct LaunchLines {
   cudaError_t operator()() const {
     const std::size_t units = (a.len * sizeof(T) + 7) / 8;
     // One line per thread: a thread with two waited for the first's reduction (its own
-    // input's load, then the peer's line) before the second's.
-    // (At most two blocks per SM of a 132-SM GPU: every block waits for its peers' same block.)
-    const int blocks = static_cast<int>(std::clamp<std::size_t>((units + kThreads - 1) / kThreads, 1, 264));
-    return launchOneShotKernel((a.len * sizeof(T)) % 8 ? oneShotLines<T, true> : oneShotLines<T, false>, a, blocks,
-                               stream);
+    // input's load, then the peer's line) before the second's. Blocks as small as that allows
+    // (comm/line_grid.hpp).
+    const LineGrid grid = lineGridFor(units, a.lineBlockLines);
+    return launchOneShotKernel((a.len * sizeof(T)) % 8 ? oneShotLines<T, true> : oneShotLines<T, false>, a, grid.blocks,
+                               stream, grid.threads);
   }
 };
 

@@ -65,6 +65,30 @@ TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
   }
 }
 
+TEST(CollectivesGpu, LowLatencyLinesInBlocksOfEveryShape) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // The one-shot kernel's lines in blocks of 32, 96 and 512 lines (GPUPEER_LL_BLOCK_LINES) and
+  // by the launch's rule: shares of whole warps, a last block that holds a partial unit (4097
+  // floats), pieces that would need more than 264 blocks (65536 floats in blocks of 32 or 96
+  // lines), and operations of different grids back to back (each block adds its share to the
+  // operation counter).
+  Ranks ranks(4u << 20);
+  for (const char* lines : {"32", "96", "512", ""}) {
+    SCOPED_TRACE(::testing::Message() << "lines per block: " << (*lines ? lines : "rule"));
+    if (*lines) setenv("GPUPEER_LL_BLOCK_LINES", lines, 1);
+    auto comm = Communicator::create({0, 1}, options("oneshot"));
+    unsetenv("GPUPEER_LL_BLOCK_LINES");
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    for (CollOp op : kAllOps) {
+      if (!testing::serves("oneshot", op)) continue;
+      for (std::size_t count : {std::size_t{1}, std::size_t{4097}, std::size_t{8192}, std::size_t{65536}}) {
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, 1, count, 0, false);
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMax, 0, count, 0, true);
+      }
+    }
+  }
+}
+
 TEST(CollectivesGpu, PullReadsThePeersBuffersAndStepsAsideWhereItCannot) {
   GPUPEER_REQUIRE_GPUS(2);
   Ranks ranks(16u << 20);
