@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "gpupeer/collective_reference.hpp"
+#include "gpupeer/log.hpp"
 
 namespace gpupeer::cli {
 namespace {
@@ -128,11 +130,20 @@ Result<double> timeCollective(std::vector<CollRank>& ranks, const CollLaunch& la
     return ms / 1000.0 / (static_cast<double>(graphLaunches) * iters);
   }
   for (int i = 0; i < warmup; ++i) GPUPEER_RETURN_IF_ERROR(launch(b.send, b.recv));
+  // The warm-up drains before the timed window starts. Left queued, a backlog of warm-up work
+  // hid the host's time to enqueue: small all-reduces on 2x H200 took 3.2-3.6 us per operation
+  // in windows that started behind a backlog and 6-9 us in the others, while the host enqueued
+  // one every 6-9 us in both (bench/results/2026-11-22-h200x2-s8/8-eager).
+  GPUPEER_RETURN_IF_ERROR(syncRanks(ranks));
   for (CollRank& r : ranks) {
     cudaSetDevice(r.device);
     GPUPEER_RETURN_IF_ERROR(cudaStep(cudaEventRecord(r.start, r.stream), r.device, "event"));
   }
+  // The host's time to enqueue the window: where it is longer than the GPUs' time per
+  // operation, the window measures the host, not the collective (GPUPEER_DEBUG=info says).
+  const auto enqueueStart = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) GPUPEER_RETURN_IF_ERROR(launch(b.send, b.recv));
+  const double enqueued = std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueueStart).count();
   for (CollRank& r : ranks) {
     cudaSetDevice(r.device);
     GPUPEER_RETURN_IF_ERROR(cudaStep(cudaEventRecord(r.stop, r.stream), r.device, "event"));
@@ -145,6 +156,10 @@ Result<double> timeCollective(std::vector<CollRank>& ranks, const CollLaunch& la
     GPUPEER_RETURN_IF_ERROR(cudaStep(cudaEventElapsedTime(&ms, r.start, r.stop), r.device, "elapsed time"));
     worst = std::max(worst, ms / 1000.0 / iters);
   }
+  GPUPEER_INFO(
+      "eager window of {} operations: the host enqueued one every {:.2f} us, the slowest GPU took {:.2f} us "
+      "per operation",
+      iters, enqueued * 1e6 / iters, worst * 1e6);
   return worst;
 }
 
