@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kChainThreads) chainBroadcast(OneShotArgs a) {
   }
   // No departure barrier: each rank reads only its own memory and the last rank's kernel ends
   // once every step has landed in its output.
-  endOperation(a, epoch);
+  endOperation(a);
 }
 
 template <class T, bool kVectors>
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
       if (a.chainPrev >= 0) raiseFlag(flagOf(a, a.chainPrev, a.rank), value);  // its position is free
     }
   }
-  endOperation(a, epoch);
+  endOperation(a);
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }

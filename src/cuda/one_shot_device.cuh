@@ -23,9 +23,10 @@ __device__ __forceinline__ unsigned long long now() {
 // done and block 0 adds the rest of the stride. During an operation the counter therefore lies
 // in [C, C + kEpochStride) whichever blocks have finished, and C / kEpochStride is the number
 // of operations before it, exactly, for every block that reads it. No block waits for
-// another: when block 0 waited for the others to count themselves before it published the
-// next epoch, a two-block all-reduce of 8 KiB in lines took ~0.5 us longer than a one-block
-// one of 4 KiB. Larger than any grid (kMaxOneShotBlocks).
+// another: while block 0 waited for the others to count themselves before it published the
+// next epoch, all-reduces of 64 and 128 KiB in lines (16 and 32 blocks) took 0.45 us longer
+// in graphs on 2x H200 (bench/results/2026-11-22-h200x2-s8). Larger than any grid
+// (kMaxOneShotBlocks).
 inline constexpr unsigned long long kEpochStride = 1024;
 static_assert(kEpochStride > kMaxOneShotBlocks, "every block's share must fit in one stride");
 
@@ -46,7 +47,7 @@ __device__ __forceinline__ std::uint32_t beginOperation(const OneShotArgs& a) {
 
 // The block's share of the counter, after all its threads have read it (the barrier). The
 // result is unused, so the add compiles to a reduction: no round trip, no fence.
-__device__ __forceinline__ void endOperation(const OneShotArgs& a, std::uint32_t /*epoch*/) {
+__device__ __forceinline__ void endOperation(const OneShotArgs& a) {
   __syncthreads();
   if (threadIdx.x != 0) return;
   atomicAdd(a.opCounter, blockIdx.x == 0 ? kEpochStride - (gridDim.x - 1) : 1ull);

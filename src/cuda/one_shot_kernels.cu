@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
       if (last && kVectors && s + 1 == steps) finish<T, T>(a, tail, a.len, parity, t);
     }
   }
-  endOperation(a, epoch);
+  endOperation(a);
 }
 
 bool aligned8(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 7) == 0; }

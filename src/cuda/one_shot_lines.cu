@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
       break;
     }
   }
-  endOperation(a, epoch);
+  endOperation(a);
 }
 
 struct LaunchLines {

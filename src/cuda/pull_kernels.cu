@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kThreads) pullReduce(OneShotArgs a) {
   // Departure: no peer reads this rank's input or writes its output any more, so the stream
   // may go on.
   meetPeers(a, mark + 2, a.remoteTargets, failed);
-  endOperation(a, epoch);
+  endOperation(a);
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
