@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -131,6 +132,38 @@ inline void runAndCheck(Communicator& comm, Ranks& ranks, CollOp op, DataType ty
               [&](const std::vector<const void*>& s, const std::vector<void*>& r) {
                 return comm.run(op, s, r, count, type, redop, root, ranks.raw);
               });
+}
+
+/// In-place int32 sums back to back from ones, no host sync between them, in ranks.send: each
+/// multiplies every element by the rank count, so all end at n^k only if no operation (or no
+/// piece of one) overtook another. k: as many as int32 holds, at most `mostSums`.
+inline void checkBackToBackInPlaceSums(Communicator& comm, Ranks& ranks, std::size_t count, int mostSums) {
+  const int n = static_cast<int>(ranks.devices.size());
+  std::vector<std::int32_t> ones(count, 1);
+  std::vector<const void*> send;
+  std::vector<void*> same;
+  for (int r = 0; r < n; ++r) {
+    cudaSetDevice(ranks.devices[r]);
+    ASSERT_EQ(cudaMemcpy(ranks.send[r].get(), ones.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the DMA of a pageable cudaMemcpy may outlive the call
+    send.push_back(ranks.send[r].get());
+    same.push_back(ranks.send[r].get());
+  }
+  int k = 0;
+  std::int64_t want = 1;
+  for (; k < mostSums && want * n < (std::int64_t{1} << 31); ++k) {
+    ASSERT_TRUE(comm.allReduce(send, same, count, DataType::kInt32, RedOp::kSum, ranks.raw).isOk());
+    want *= n;
+  }
+  ranks.sync();
+  ASSERT_TRUE(comm.checkBarriers().isOk());
+  std::vector<std::int32_t> got(count);
+  for (int r = 0; r < n; ++r) {
+    cudaSetDevice(ranks.devices[r]);
+    ASSERT_EQ(cudaMemcpy(got.data(), ranks.send[r].get(), count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(std::count(got.begin(), got.end(), static_cast<std::int32_t>(want)), static_cast<long>(count))
+        << "rank " << r << " after " << k << " sums";
+  }
 }
 
 /// An operation in the three arrangements the GPU tests check: out of place (sum), in place

@@ -293,31 +293,8 @@ TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
       testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
       testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, 0, c, 4, true);
     }
-    std::vector<std::int32_t> ones(count, 1);
-    std::vector<const void*> send;
-    std::vector<void*> same;
-    for (int r = 0; r < n; ++r) {
-      cudaSetDevice(devices[r]);
-      ASSERT_EQ(cudaMemcpy(ranks.send[r].get(), ones.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      send.push_back(ranks.send[r].get());
-      same.push_back(ranks.send[r].get());
-    }
-    // Each sum multiplies every element by n: as many as stay below 2^31 (20 on 2 GPUs).
-    std::int64_t want = 1;
-    for (int i = 0; i < 20 && want * n < (std::int64_t{1} << 31); ++i) {
-      ASSERT_TRUE(comm.value()->allReduce(send, same, count, DataType::kInt32, RedOp::kSum, ranks.raw).isOk());
-      want *= n;
-    }
-    ranks.sync();
-    ASSERT_TRUE(comm.value()->checkBarriers().isOk());
-    std::vector<std::int32_t> got(count);
-    for (int r = 0; r < n; ++r) {
-      cudaSetDevice(devices[r]);
-      ASSERT_EQ(cudaMemcpy(got.data(), ranks.send[r].get(), count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-      EXPECT_EQ(std::count(got.begin(), got.end(), static_cast<std::int32_t>(want)), static_cast<long>(count))
-          << "rank " << r;
-    }
+    // Each sum multiplies every element by n: as many as stay below 2^31, at most 20.
+    testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
   }
 }
 

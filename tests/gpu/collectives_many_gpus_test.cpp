@@ -99,15 +99,8 @@ TEST(CollectivesManyGpus, EveryTypeAndOpOfAllReduce) {
 TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
   GPUPEER_REQUIRE_GPUS(3);
   const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
-  const int n = static_cast<int>(devices.size());
   // In-place sums starting from ones multiply every element by n: all end at n^k only if no
   // operation overtook another. As many as int32 holds.
-  int k = 0;
-  long long expect = 1;
-  while (expect * n < (1ll << 31) - 1) {
-    expect *= n;
-    ++k;
-  }
   for (const char* algo : {"oneshot", "ce", "twoshot", "ring", "split", ""}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
@@ -115,27 +108,7 @@ TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
     for (std::size_t count : {std::size_t{512}, std::size_t{1u << 20}}) {
       SCOPED_TRACE(count);
       Ranks ranks(count * 4, devices);
-      std::vector<std::int32_t> ones(count, 1);
-      std::vector<const void*> send;
-      std::vector<void*> same;
-      for (int r = 0; r < n; ++r) {
-        cudaSetDevice(devices[r]);
-        ASSERT_EQ(cudaMemcpy(ranks.send[r].get(), ones.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the DMA of a pageable cudaMemcpy may outlive the call
-        send.push_back(ranks.send[r].get());
-        same.push_back(ranks.send[r].get());
-      }
-      for (int i = 0; i < k; ++i)
-        ASSERT_TRUE(comm.value()->allReduce(send, same, count, DataType::kInt32, RedOp::kSum, ranks.raw).isOk());
-      ranks.sync();
-      ASSERT_TRUE(comm.value()->checkBarriers().isOk());
-      std::vector<std::int32_t> got(count);
-      for (int r = 0; r < n; ++r) {
-        cudaSetDevice(devices[r]);
-        ASSERT_EQ(cudaMemcpy(got.data(), ranks.send[r].get(), count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_EQ(std::count(got.begin(), got.end(), static_cast<std::int32_t>(expect)), static_cast<long>(count))
-            << "rank " << r << " after " << k << " sums";
-      }
+      testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 31);
     }
   }
 }
