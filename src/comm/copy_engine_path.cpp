@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "comm/ce_chunks.hpp"
 #include "comm/communicator_impl.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
@@ -23,17 +24,9 @@ namespace {
 Status reducing(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type);
-  const std::size_t bytes = q.count * es, slotBytes = c.options.ceSlotBytes;
-  // Eight chunks from 64 MiB up (each but the last reduction hides behind the copies), four
-  // below (every chunk costs the host about a dozen API calls: eagerly, fewer chunks keep the GPUs
-  // busy), at least 1 MiB (a copy costs ~2 us to start), at most a quarter slot.
-  const std::size_t parts = bytes >= (64u << 20) ? 8 : 4;
-  std::size_t chunkBytes = std::max<std::size_t>((bytes / parts + 255) / 256 * 256, 1u << 20);
-  chunkBytes = std::max<std::size_t>(std::min(chunkBytes, slotBytes / 4), slotBytes / kMaxCePositions);
-  chunkBytes = chunkBytes / es * es;
-  const std::size_t chunk = chunkBytes / es;
-  const std::size_t chunks = (q.count + chunk - 1) / chunk;
-  const std::size_t positions = slotBytes / chunkBytes;
+  const std::size_t slotBytes = c.options.ceSlotBytes;
+  const CeChunkPlan plan = planCeChunks(q.count, es, slotBytes);
+  const std::size_t chunkBytes = plan.positionBytes, positions = plan.positions, chunks = plan.chunks.size();
   auto receives = [&](int d) { return q.op != CollOp::kReduce || d == q.root; };
   auto sourceOffset = [&](int d) { return q.op == CollOp::kReduceScatter ? d * q.count : 0; };
   auto slotOf = [&](int d, int sender, std::size_t j) {
@@ -41,7 +34,7 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
   };
   GPUPEER_RETURN_IF_ERROR(beginSideStreams(c, q));
   for (std::size_t j = 0; j < chunks; ++j) {
-    const std::size_t first = j * chunk, len = std::min(chunk, q.count - first);
+    const std::size_t first = plan.chunks[j].first, len = plan.chunks[j].len;
     const int slot = static_cast<int>(j % positions);
     for (int r = 0; r < n; ++r) {
       const int dev = c.devices[r];
