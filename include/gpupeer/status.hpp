@@ -3,6 +3,7 @@
 /// Errors as values. Every fallible library call returns a Status or a Result<T>;
 /// nothing throws across the public API and nothing exits.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,56 +33,84 @@ const char* errorCodeName(ErrorCode code);
 
 /// A failure with everything needed to act on it: what was called, on which devices,
 /// the API's own error name and text, where in gpupeer, and the KB entry that explains it.
+/// Success is one word (the details live on the heap only once something failed): an eager
+/// collective passes a dozen of them up per call. On the 2x H200 VM the difference in host
+/// time per operation was within its noise (bench/results/2026-11-22-h200x2-s9/3-final).
 /// Cheap to move; copying is fine (errors are rare).
 class Status {
  public:
   Status() = default;  ///< success
-  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(ErrorCode code, std::string message) : code_(code) { details().message = std::move(message); }
+  Status(const Status& other) : code_(other.code_), details_(copyOf(other.details_)) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) {
+      code_ = other.code_;
+      details_ = copyOf(other.details_);
+    }
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   static Status ok() { return {}; }
   bool isOk() const { return code_ == ErrorCode::kOk; }
   ErrorCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return details_ ? details_->message : noText(); }
 
   // Context, added fluently at the failure site: Status(...).withCall("cudaMalloc").withDevice(0)
   Status& withCall(std::string call) {
-    call_ = std::move(call);
+    details().call = std::move(call);
     return *this;
   }
   Status& withDevice(int ordinal, std::string busId = {});
   Status& withApiError(std::string name, std::string text) {
-    apiErrorName_ = std::move(name);
-    apiErrorText_ = std::move(text);
+    details().apiErrorName = std::move(name);
+    details().apiErrorText = std::move(text);
     return *this;
   }
   Status& withLocation(const char* file, int line);
   Status& withKbId(std::string id) {
-    kbId_ = std::move(id);
+    details().kbId = std::move(id);
     return *this;
   }
 
-  const std::string& call() const { return call_; }
-  const std::vector<int>& devices() const { return devices_; }
-  const std::vector<std::string>& busIds() const { return busIds_; }
-  const std::string& apiErrorName() const { return apiErrorName_; }
-  const std::string& apiErrorText() const { return apiErrorText_; }
-  const std::string& location() const { return location_; }
-  const std::string& kbId() const { return kbId_; }
+  const std::string& call() const { return details_ ? details_->call : noText(); }
+  const std::vector<int>& devices() const { return details_ ? details_->devices : noDevices(); }
+  const std::vector<std::string>& busIds() const { return details_ ? details_->busIds : noBusIds(); }
+  const std::string& apiErrorName() const { return details_ ? details_->apiErrorName : noText(); }
+  const std::string& apiErrorText() const { return details_ ? details_->apiErrorText : noText(); }
+  const std::string& location() const { return details_ ? details_->location : noText(); }
+  const std::string& kbId() const { return details_ ? details_->kbId : noText(); }
 
   /// One line for humans: "cuda: cudaDeviceEnablePeerAccess on device 0 (0000:18:00.0):
   /// cudaErrorPeerAccessUnsupported (peer access is not supported ...) [kb: ...] at file:line".
   std::string toString() const;
 
  private:
+  struct Details {
+    std::string message;
+    std::string call;
+    std::vector<int> devices;
+    std::vector<std::string> busIds;
+    std::string apiErrorName;
+    std::string apiErrorText;
+    std::string location;
+    std::string kbId;
+  };
+  Details& details() {
+    if (!details_) details_ = std::make_unique<Details>();
+    return *details_;
+  }
+  static std::unique_ptr<Details> copyOf(const std::unique_ptr<Details>& d) {
+    return d ? std::make_unique<Details>(*d) : nullptr;
+  }
+  static const std::string& noText();
+  static const std::vector<int>& noDevices();
+  static const std::vector<std::string>& noBusIds();
+
   ErrorCode code_ = ErrorCode::kOk;
-  std::string message_;
-  std::string call_;
-  std::vector<int> devices_;
-  std::vector<std::string> busIds_;
-  std::string apiErrorName_;
-  std::string apiErrorText_;
-  std::string location_;
-  std::string kbId_;
+  std::unique_ptr<Details> details_;  // null until a message or context is added
 };
 
 /// A value or the Status that explains why there is none.

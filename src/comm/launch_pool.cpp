@@ -4,6 +4,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
+
+#include "gpupeer/collective_types.hpp"
 
 namespace gpupeer {
 
@@ -64,7 +67,7 @@ void LaunchPool::loop(Worker& w) {
 }
 
 Status LaunchPool::runAll(Job job, const void* context) {
-  std::vector<std::uint64_t> tickets(workers_.size());
+  std::array<std::uint64_t, kMaxCommRanks> tickets{};  // no allocation per operation
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     Worker& w = *workers_[i];
     w.job = job;

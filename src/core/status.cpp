@@ -24,9 +24,24 @@ const char* errorCodeName(ErrorCode code) {
   return "unknown";
 }
 
+const std::string& Status::noText() {
+  static const std::string empty;
+  return empty;
+}
+
+const std::vector<int>& Status::noDevices() {
+  static const std::vector<int> empty;
+  return empty;
+}
+
+const std::vector<std::string>& Status::noBusIds() {
+  static const std::vector<std::string> empty;
+  return empty;
+}
+
 Status& Status::withDevice(int ordinal, std::string busId) {
-  devices_.push_back(ordinal);
-  busIds_.push_back(std::move(busId));
+  details().devices.push_back(ordinal);
+  details().busIds.push_back(std::move(busId));
   return *this;
 }
 
@@ -39,7 +54,7 @@ Status& Status::withLocation(const char* file, int line) {
       break;
     }
   }
-  location_ = fmt::format("{}:{}", shown, line);
+  details().location = fmt::format("{}:{}", shown, line);
   return *this;
 }
 
@@ -47,22 +62,22 @@ std::string Status::toString() const {
   if (isOk()) return "ok";
   std::string out = errorCodeName(code_);
   out += ": ";
-  if (!call_.empty()) {
-    out += call_;
-    if (!devices_.empty()) {
+  if (!call().empty()) {
+    out += call();
+    if (!devices().empty()) {
       out += " on ";
-      for (size_t i = 0; i < devices_.size(); ++i) {
+      for (size_t i = 0; i < devices().size(); ++i) {
         if (i) out += " -> ";
-        out += fmt::format("device {}", devices_[i]);
-        if (!busIds_[i].empty()) out += fmt::format(" ({})", busIds_[i]);
+        out += fmt::format("device {}", devices()[i]);
+        if (!busIds()[i].empty()) out += fmt::format(" ({})", busIds()[i]);
       }
     }
     out += ": ";
   }
-  out += message_;
-  if (!apiErrorName_.empty()) out += fmt::format(" [{}: {}]", apiErrorName_, apiErrorText_);
-  if (!kbId_.empty()) out += fmt::format(" (explained by KB entry {})", kbId_);
-  if (!location_.empty()) out += fmt::format(" at {}", location_);
+  out += message();
+  if (!apiErrorName().empty()) out += fmt::format(" [{}: {}]", apiErrorName(), apiErrorText());
+  if (!kbId().empty()) out += fmt::format(" (explained by KB entry {})", kbId());
+  if (!location().empty()) out += fmt::format(" at {}", location());
   return out;
 }
 
