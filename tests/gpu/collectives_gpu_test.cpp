@@ -2,6 +2,7 @@
 // buffers, in place, roots), a CUDA graph over both GPUs, and the copies staged through host
 // memory when P2P is disabled.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -295,6 +296,53 @@ TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
     }
     // Each sum multiplies every element by n: as many as stay below 2^31, at most 20.
     testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
+    EXPECT_TRUE(comm.value()->checkBarriers().isOk());
+  }
+}
+
+TEST(CollectivesGpu, CopyEngineAndOneKernelOperationsBackToBack) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // The table's choices on two GPUs, back to back without a host sync: in-place all-gathers of
+  // 24 MiB go by copy engine, each followed by an in-place one-kernel sum (in lines) of the
+  // first 1 KiB or 64 KiB of the gathered ints. An all-gather whose copies started before the
+  // sum before it had ended on both GPUs would copy rank 0's first chunk unsummed, and a sum
+  // that started before the copies had landed would add stale values: the counts below would
+  // differ.
+  const std::vector<int> devices = testing::firstGpus(2);
+  const int n = static_cast<int>(devices.size());
+  auto comm = Communicator::create(devices, options(""));
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  const std::size_t gather = (24u << 20) / 4 / n, total = gather * n;  // ints per rank, in all
+  ASSERT_EQ(comm.value()->algorithmFor(CollOp::kAllGather, total * 4).value(), CollAlgo::kCopyEngine);
+  Ranks ranks(total * 4, devices);
+  std::vector<std::int32_t> host(total, 1);
+  std::vector<const void*> gatherSend;
+  std::vector<void*> recv;
+  for (int r = 0; r < n; ++r) {
+    cudaSetDevice(devices[r]);
+    ASSERT_EQ(cudaMemcpy(ranks.recv[r].get(), host.data(), total * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    gatherSend.push_back(ranks.recv[r].bytes() + r * gather * 4);
+    recv.push_back(ranks.recv[r].get());
+  }
+  const std::vector<const void*> sumSend(recv.begin(), recv.end());
+  std::int64_t wantSmall = 1, wantLarge = 1;
+  for (int i = 0; i < 20; ++i) {
+    const std::size_t small = i % 2 ? 256 : 16384;
+    ASSERT_TRUE(comm.value()->allGather(gatherSend, recv, gather, DataType::kInt32, ranks.raw).isOk());
+    ASSERT_TRUE(comm.value()->allReduce(sumSend, recv, small, DataType::kInt32, RedOp::kSum, ranks.raw).isOk());
+    wantSmall *= n;
+    if (small == 16384) wantLarge *= n;
+  }
+  ranks.sync();
+  ASSERT_TRUE(comm.value()->checkBarriers().isOk());
+  for (int r = 0; r < n; ++r) {
+    SCOPED_TRACE(::testing::Message() << "rank " << r);
+    cudaSetDevice(devices[r]);
+    ASSERT_EQ(cudaMemcpy(host.data(), ranks.recv[r].get(), total * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(std::count(host.begin(), host.begin() + 256, wantSmall), 256);
+    EXPECT_EQ(std::count(host.begin() + 256, host.begin() + 16384, wantLarge), 16384 - 256);
+    EXPECT_EQ(std::count(host.begin() + 16384, host.end(), 1), static_cast<long>(total - 16384));
   }
 }
 
