@@ -23,9 +23,8 @@ CeChunkPlan planCeChunks(std::size_t count, std::size_t es, std::size_t slotByte
   chunkBytes = std::max(chunkBytes / es * es, es);
   plan.positionBytes = chunkBytes;
   plan.positions = std::max<std::size_t>(slotBytes / chunkBytes, 1);
-  const std::size_t chunk = chunkBytes / es;
-  for (std::size_t first = 0; first < count; first += chunk)
-    plan.chunks.push_back({first, std::min(chunk, count - first)});
+  plan.chunkElements = chunkBytes / es;
+  plan.chunks = (count + plan.chunkElements - 1) / plan.chunkElements;
   return plan;
 }
 

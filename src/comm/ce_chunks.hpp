@@ -4,19 +4,15 @@
 // Pure, so that tests/unit/ce_chunks_test.cpp can check it.
 
 #include <cstddef>
-#include <vector>
 
 namespace gpupeer {
 
-struct CeChunk {
-  std::size_t first = 0;  ///< first element
-  std::size_t len = 0;    ///< elements
-};
-
 struct CeChunkPlan {
-  std::vector<CeChunk> chunks;  ///< in order, covering [0, count) exactly
-  /// A scratch slot holds `positions` chunk positions of positionBytes (the largest chunk);
-  /// chunk j goes to position j mod positions.
+  /// Chunk j holds elements [j x chunkElements, (j + 1) x chunkElements), the last one fewer.
+  std::size_t chunkElements = 0;
+  std::size_t chunks = 0;
+  /// A scratch slot holds `positions` chunk positions of positionBytes (a whole chunk); chunk j
+  /// goes to position j mod positions.
   std::size_t positionBytes = 0;
   std::size_t positions = 0;
 };
@@ -26,7 +22,7 @@ struct CeChunkPlan {
 /// (kMaxCePositions, signal_numbers.hpp). Every chunk but the last is a multiple of 256 bytes
 /// and of the element. More, shorter chunks measured slower on 2x H200: every copy and signal
 /// costs more than the shorter last reduction saves (bench/results/2026-11-22-h200x2-s8/5-ce,
-/// and a tail that halved down to 1-4 MiB in 2026-11-22-h200x2-s9/1-ce).
+/// and a tail that halved down to 1-4 MiB in 2026-11-22-h200x2-s9/1-meet-tail).
 CeChunkPlan planCeChunks(std::size_t count, std::size_t elementBytes, std::size_t slotBytes);
 
 }  // namespace gpupeer

@@ -26,15 +26,15 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
   const std::size_t es = dataTypeSize(q.type);
   const std::size_t slotBytes = c.options.ceSlotBytes;
   const CeChunkPlan plan = planCeChunks(q.count, es, slotBytes);
-  const std::size_t chunkBytes = plan.positionBytes, positions = plan.positions, chunks = plan.chunks.size();
+  const std::size_t chunkBytes = plan.positionBytes, positions = plan.positions, chunk = plan.chunkElements;
   auto receives = [&](int d) { return q.op != CollOp::kReduce || d == q.root; };
   auto sourceOffset = [&](int d) { return q.op == CollOp::kReduceScatter ? d * q.count : 0; };
   auto slotOf = [&](int d, int sender, std::size_t j) {
     return at(c.ranks[d].ceScratch.get(), sender * slotBytes + (j % positions) * chunkBytes);
   };
   GPUPEER_RETURN_IF_ERROR(beginSideStreams(c, q));
-  for (std::size_t j = 0; j < chunks; ++j) {
-    const std::size_t first = plan.chunks[j].first, len = plan.chunks[j].len;
+  for (std::size_t j = 0; j < plan.chunks; ++j) {
+    const std::size_t first = j * chunk, len = std::min(chunk, q.count - first);
     const int slot = static_cast<int>(j % positions);
     for (int r = 0; r < n; ++r) {
       const int dev = c.devices[r];
@@ -68,7 +68,7 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
       GPUPEER_CUDA_CHECK(dev,
                          launchLocalReduce(sources, at(q.recv[d], first * es), len, q.type, q.redop, q.streams[d]));
       // The senders wait for this before refilling the slot, so only for chunks that will.
-      if (j + positions < chunks)
+      if (j + positions < plan.chunks)
         for (int r = 0; r < n; ++r)
           if (r != d) GPUPEER_RETURN_IF_ERROR(c.signals.post(d, q.streams[d], r, freedFlag(slot)));
     }
