@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/driver_entry.hpp"
 #include "gpupeer/communicator.hpp"
 
 namespace {
@@ -84,12 +85,7 @@ cudaError_t launchPdl(const Big& b, cudaStream_t s) {
 // runtime's.
 using LaunchExFn = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
 LaunchExFn driverLaunch() {
-  static LaunchExFn fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &f, 12000, cudaEnableDefault, &found);
-    return reinterpret_cast<LaunchExFn>(f);
-  }();
+  static LaunchExFn fn = gpupeer::driverEntryPoint<LaunchExFn>("cuLaunchKernelEx");
   return fn;
 }
 
@@ -204,11 +200,7 @@ int main() {
   }
   cudaSetDevice(0);
   using PointerAttributesFn = int (*)(unsigned, const int*, void**, unsigned long long);
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000, cudaEnableDefault, &found);
-  if (fn) {
-    auto query = reinterpret_cast<PointerAttributesFn>(fn);
+  if (auto query = gpupeer::driverEntryPoint<PointerAttributesFn>("cuPointerGetAttributes")) {
     report("cuPointerGetAttributes, 5 attributes", timeCalls(
                                                        [&] {
                                                          const int kAttributes[] = {2, 9, 11, 12, 10};
