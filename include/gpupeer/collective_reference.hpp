@@ -18,6 +18,11 @@ float halfToFloat(std::uint16_t h);
 std::uint16_t floatToHalf(float f);
 float bfloat16ToFloat(std::uint16_t b);
 std::uint16_t floatToBfloat16(float f);
+/// OCP 8-bit floats <-> float (host side); `format` is kFloat8E4M3 or kFloat8E5M2. Rounds to
+/// nearest even and saturates to the largest finite value (448 and 57344), as CUDA's
+/// conversions with __NV_SATFINITE do; NaN stays NaN.
+float fp8ToFloat(std::uint8_t v, DataType format);
+std::uint8_t floatToFp8(float f, DataType format);
 
 /// Known-answer input of `rank`: small integers (quarters for floating types) that every type
 /// holds exactly; int8/uint8 values are scaled so that sums over two ranks wrap, int64 values

@@ -15,11 +15,28 @@ namespace gpupeer {
 inline constexpr int kMaxCommRanks = 8;
 
 enum class CollOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
-enum class DataType { kFloat32, kFloat16, kBFloat16, kFloat64, kInt8, kUInt8, kInt32, kInt64 };
+/// kFloat8E4M3 and kFloat8E5M2 are the OCP 8-bit floats (CUDA's __nv_fp8_e4m3 / __nv_fp8_e5m2,
+/// NCCL's ncclFloat8e4m3 / ncclFloat8e5m2): reduced in float, rounded to nearest even once at
+/// the end and saturated to the largest finite value, as CUDA's conversions with __NV_SATFINITE.
+enum class DataType {
+  kFloat32,
+  kFloat16,
+  kBFloat16,
+  kFloat64,
+  kInt8,
+  kUInt8,
+  kInt32,
+  kInt64,
+  kFloat8E4M3,
+  kFloat8E5M2
+};
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64,    DataType::kInt8,
+    DataType::kUInt8,   DataType::kInt32,   DataType::kInt64,    DataType::kFloat8E4M3, DataType::kFloat8E5M2};
 enum class RedOp { kSum, kProd, kMin, kMax, kAvg };
 
 const char* collOpName(CollOp op);     ///< "all_reduce", "all_gather", ... (nccl-tests binary names)
-const char* dataTypeName(DataType t);  ///< "float", "half", "bfloat16", "double", "int8", ... (-d)
+const char* dataTypeName(DataType t);  ///< "float", "half", "bfloat16", "double", "int8", "f8e4m3", ... (-d)
 const char* redOpName(RedOp op);       ///< "sum", "prod", "min", "max", "avg" (-o)
 std::size_t dataTypeSize(DataType t);  ///< bytes per element
 bool isFloatingPoint(DataType t);

@@ -63,6 +63,53 @@ std::uint16_t floatToBfloat16(float f) {
   return static_cast<std::uint16_t>(x >> 16);
 }
 
+namespace {
+
+// The layout of an OCP 8-bit float: mantissa bits and exponent bias. E4M3 has no infinity and
+// one NaN per sign (all ones); E5M2 follows IEEE (exponent all ones: infinity or NaN).
+struct Fp8Layout {
+  int mantissaBits, bias;
+  double largest;  // largest finite value
+  std::uint8_t nan;
+};
+Fp8Layout fp8Layout(DataType format) {
+  if (format == DataType::kFloat8E5M2) return {2, 15, 57344.0, 0x7f};
+  return {3, 7, 448.0, 0x7f};
+}
+
+}  // namespace
+
+float fp8ToFloat(std::uint8_t v, DataType format) {
+  const Fp8Layout l = fp8Layout(format);
+  const int exp = (v & 0x7f) >> l.mantissaBits, mant = v & ((1 << l.mantissaBits) - 1);
+  const int expAllOnes = (0x7f >> l.mantissaBits);
+  const double sign = (v & 0x80) ? -1.0 : 1.0;
+  if (format == DataType::kFloat8E5M2 && exp == expAllOnes)
+    return mant == 0 ? static_cast<float>(sign * INFINITY) : NAN;
+  if (format == DataType::kFloat8E4M3 && exp == expAllOnes && mant == (1 << l.mantissaBits) - 1) return NAN;
+  if (exp == 0) return static_cast<float>(sign * std::ldexp(mant, 1 - l.bias - l.mantissaBits));
+  return static_cast<float>(sign * std::ldexp(mant + (1 << l.mantissaBits), exp - l.bias - l.mantissaBits));
+}
+
+std::uint8_t floatToFp8(float f, DataType format) {
+  const Fp8Layout l = fp8Layout(format);
+  if (std::isnan(f)) return l.nan;
+  const std::uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  double a = std::fabs(static_cast<double>(f));
+  // Quantum of a's binade, never finer than the subnormals'; rint rounds ties to even.
+  int e = 0;
+  std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
+  const int minExp = 1 - l.bias;
+  const int binade = a == 0 ? minExp : std::max(e - 1, minExp);
+  double q = std::ldexp(1.0, binade - l.mantissaBits);
+  double value = std::min(std::nearbyint(a / q) * q, l.largest);  // saturates, infinity included
+  if (value < std::ldexp(1.0, minExp))                            // subnormal or zero: exponent field 0
+    return static_cast<std::uint8_t>(sign | static_cast<int>(value / std::ldexp(1.0, minExp - l.mantissaBits)));
+  std::frexp(value, &e);  // rounding may have carried into the next binade
+  const int mant = static_cast<int>(std::ldexp(value, l.mantissaBits - (e - 1))) - (1 << l.mantissaBits);
+  return static_cast<std::uint8_t>(sign | ((e - 1 + l.bias) << l.mantissaBits) | mant);
+}
+
 std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t count) {
   std::vector<std::uint8_t> out(count * dataTypeSize(type));
   for (std::size_t i = 0; i < count; ++i) {
@@ -78,6 +125,8 @@ std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t 
       case DataType::kUInt8: put(static_cast<std::uint8_t>((v + 8) * 15)); break;
       case DataType::kInt32: put(static_cast<std::int32_t>(v)); break;
       case DataType::kInt64: put(static_cast<std::int64_t>(v) * (std::int64_t{1} << 33)); break;
+      case DataType::kFloat8E4M3:
+      case DataType::kFloat8E5M2: put(floatToFp8(v / 4.0f, type)); break;
     }
   }
   return out;
@@ -98,6 +147,8 @@ double elementAsDouble(DataType type, const void* data, std::size_t i) {
     case DataType::kUInt8: return load(std::uint8_t{});
     case DataType::kInt32: return load(std::int32_t{});
     case DataType::kInt64: return static_cast<double>(load(std::int64_t{}));
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2: return fp8ToFloat(load(std::uint8_t{}), type);
   }
   return 0;
 }
@@ -110,6 +161,8 @@ double unitRoundoff(DataType type) {
     case DataType::kFloat16: return std::ldexp(1.0, -11);
     case DataType::kBFloat16: return std::ldexp(1.0, -8);
     case DataType::kFloat32: return std::ldexp(1.0, -24);
+    case DataType::kFloat8E4M3: return std::ldexp(1.0, -4);
+    case DataType::kFloat8E5M2: return std::ldexp(1.0, -3);
     default: return std::ldexp(1.0, -53);
   }
 }

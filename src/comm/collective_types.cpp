@@ -49,6 +49,8 @@ const char* dataTypeName(DataType t) {
     case DataType::kUInt8: return "uint8";
     case DataType::kInt32: return "int32";
     case DataType::kInt64: return "int64";
+    case DataType::kFloat8E4M3: return "f8e4m3";
+    case DataType::kFloat8E5M2: return "f8e5m2";
   }
   return "?";
 }
@@ -67,7 +69,9 @@ const char* redOpName(RedOp op) {
 std::size_t dataTypeSize(DataType t) {
   switch (t) {
     case DataType::kInt8:
-    case DataType::kUInt8: return 1;
+    case DataType::kUInt8:
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2: return 1;
     case DataType::kFloat16:
     case DataType::kBFloat16: return 2;
     case DataType::kFloat32:
@@ -79,7 +83,8 @@ std::size_t dataTypeSize(DataType t) {
 }
 
 bool isFloatingPoint(DataType t) {
-  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat64;
+  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat64 ||
+         t == DataType::kFloat8E4M3 || t == DataType::kFloat8E5M2;
 }
 
 Result<CollOp> parseCollOp(const std::string& text) {
@@ -93,12 +98,14 @@ Result<CollOp> parseCollOp(const std::string& text) {
 
 Result<DataType> parseDataType(const std::string& text) {
   static const std::pair<const char*, DataType> kNames[] = {
-      {"float", DataType::kFloat32},     {"float32", DataType::kFloat32}, {"fp32", DataType::kFloat32},
-      {"half", DataType::kFloat16},      {"float16", DataType::kFloat16}, {"fp16", DataType::kFloat16},
-      {"bfloat16", DataType::kBFloat16}, {"bf16", DataType::kBFloat16},   {"double", DataType::kFloat64},
-      {"float64", DataType::kFloat64},   {"int8", DataType::kInt8},       {"uint8", DataType::kUInt8},
-      {"int32", DataType::kInt32},       {"int", DataType::kInt32},       {"int64", DataType::kInt64}};
-  return lookup(kNames, text, "data type", "float, half, bfloat16, double, int8, uint8, int32, int64");
+      {"float", DataType::kFloat32},     {"float32", DataType::kFloat32},    {"fp32", DataType::kFloat32},
+      {"half", DataType::kFloat16},      {"float16", DataType::kFloat16},    {"fp16", DataType::kFloat16},
+      {"bfloat16", DataType::kBFloat16}, {"bf16", DataType::kBFloat16},      {"double", DataType::kFloat64},
+      {"float64", DataType::kFloat64},   {"int8", DataType::kInt8},          {"uint8", DataType::kUInt8},
+      {"int32", DataType::kInt32},       {"int", DataType::kInt32},          {"int64", DataType::kInt64},
+      {"f8e4m3", DataType::kFloat8E4M3}, {"fp8e4m3", DataType::kFloat8E4M3}, {"e4m3", DataType::kFloat8E4M3},
+      {"f8e5m2", DataType::kFloat8E5M2}, {"fp8e5m2", DataType::kFloat8E5M2}, {"e5m2", DataType::kFloat8E5M2}};
+  return lookup(kNames, text, "data type", "float, half, bfloat16, double, int8, uint8, int32, int64, f8e4m3, f8e5m2");
 }
 
 Result<RedOp> parseRedOp(const std::string& text) {

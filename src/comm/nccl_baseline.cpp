@@ -27,6 +27,8 @@ int ncclTypeOf(DataType t) {
     case DataType::kFloat32: return 7;
     case DataType::kFloat64: return 8;
     case DataType::kBFloat16: return 9;
+    case DataType::kFloat8E4M3: return 10;  // NCCL 2.24+, on sm_90 and newer
+    case DataType::kFloat8E5M2: return 11;
   }
   return -1;
 }

@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 
@@ -12,8 +13,8 @@
 
 namespace gpupeer {
 
-// half and bfloat16 reduce in float; integers in their own type, so that sums wrap exactly as
-// the host reference does.
+// half, bfloat16 and the 8-bit floats reduce in float; integers in their own type, so that sums
+// wrap exactly as the host reference does.
 template <class T>
 struct Acc {
   using type = T;
@@ -31,6 +32,21 @@ struct Acc<__nv_bfloat16> {
   using type = float;
   static __device__ float load(__nv_bfloat16 v) { return __bfloat162float(v); }
   static __device__ __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
+};
+
+// 8-bit floats: the constructor from float rounds to nearest even and saturates to the
+// largest finite value (__NV_SATFINITE), as the host reference's floatToFp8 does.
+template <>
+struct Acc<__nv_fp8_e4m3> {
+  using type = float;
+  static __device__ float load(__nv_fp8_e4m3 v) { return static_cast<float>(v); }
+  static __device__ __nv_fp8_e4m3 store(float v) { return __nv_fp8_e4m3(v); }
+};
+template <>
+struct Acc<__nv_fp8_e5m2> {
+  using type = float;
+  static __device__ float load(__nv_fp8_e5m2 v) { return static_cast<float>(v); }
+  static __device__ __nv_fp8_e5m2 store(float v) { return __nv_fp8_e5m2(v); }
 };
 
 template <class A>
@@ -169,6 +185,15 @@ constexpr DataType dataTypeOf<std::int64_t>() {
   return DataType::kInt64;
 }
 
+template <>
+constexpr DataType dataTypeOf<__nv_fp8_e4m3>() {
+  return DataType::kFloat8E4M3;
+}
+template <>
+constexpr DataType dataTypeOf<__nv_fp8_e5m2>() {
+  return DataType::kFloat8E5M2;
+}
+
 // Calls f.template operator()<T>() with the element type of `type`.
 template <class F>
 __host__ cudaError_t dispatchType(DataType type, F&& f) {
@@ -181,6 +206,8 @@ __host__ cudaError_t dispatchType(DataType type, F&& f) {
     case DataType::kUInt8: return f.template operator()<std::uint8_t>();
     case DataType::kInt32: return f.template operator()<std::int32_t>();
     case DataType::kInt64: return f.template operator()<std::int64_t>();
+    case DataType::kFloat8E4M3: return f.template operator()<__nv_fp8_e4m3>();
+    case DataType::kFloat8E5M2: return f.template operator()<__nv_fp8_e5m2>();
   }
   return cudaErrorInvalidValue;
 }

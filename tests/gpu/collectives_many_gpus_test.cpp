@@ -86,8 +86,7 @@ TEST(CollectivesManyGpus, EveryTypeAndOpOfAllReduce) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64, DataType::kInt8,
-                       DataType::kUInt8, DataType::kInt32, DataType::kInt64})
+    for (DataType t : kAllDataTypes)
       for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg}) {
         if (!checkRedOpForType(op, t).isOk()) continue;
         testing::runAndCheck(*comm.value(), ranks, CollOp::kAllReduce, t, op, 0, 4099, 0, false);

@@ -28,8 +28,7 @@ TEST(CommunicatorGpu, EveryTypeAndOpMatchesTheReference) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, smallScratch(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64, DataType::kInt8,
-                       DataType::kUInt8, DataType::kInt32, DataType::kInt64})
+    for (DataType t : kAllDataTypes)
       for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg}) {
         if (!checkRedOpForType(op, t).isOk()) continue;
         for (std::size_t count : {std::size_t{1}, std::size_t{1024}, std::size_t{4099}, std::size_t{300001}}) {

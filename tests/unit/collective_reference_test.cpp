@@ -29,6 +29,72 @@ TEST(HalfAndBfloat16, KnownValuesAndRoundTrips) {
   for (std::uint32_t h = 0; h < 0x7c00; h += 7) EXPECT_EQ(floatToHalf(halfToFloat(h)), h) << h;
 }
 
+TEST(Fp8, KnownValuesSaturationAndRoundTrips) {
+  constexpr DataType e4 = DataType::kFloat8E4M3, e5 = DataType::kFloat8E5M2;
+  EXPECT_EQ(floatToFp8(1.0f, e4), 0x38);
+  EXPECT_EQ(floatToFp8(-2.0f, e4), 0xc0);
+  EXPECT_EQ(floatToFp8(448.0f, e4), 0x7e);                 // largest finite
+  EXPECT_EQ(floatToFp8(1000.0f, e4), 0x7e);                // saturates
+  EXPECT_EQ(floatToFp8(-INFINITY, e4), 0xfe);              // no infinity in E4M3: saturates too
+  EXPECT_EQ(floatToFp8(std::ldexp(1.0f, -9), e4), 0x01);   // smallest subnormal
+  EXPECT_EQ(floatToFp8(std::ldexp(1.0f, -11), e4), 0x00);  // below half of it
+  EXPECT_EQ(floatToFp8(1.0f + 1.0f / 16, e4), 0x38);       // tie rounds to even (down)
+  EXPECT_EQ(floatToFp8(1.0f + 3.0f / 16, e4), 0x3a);       // tie rounds to even (up)
+  EXPECT_EQ(floatToFp8(1.97f, e4), 0x40);                  // carries into the next binade: 2.0
+  EXPECT_TRUE(std::isnan(fp8ToFloat(floatToFp8(NAN, e4), e4)));
+  EXPECT_TRUE(std::isnan(fp8ToFloat(0x7f, e4)));
+  EXPECT_FLOAT_EQ(fp8ToFloat(0x7e, e4), 448.0f);
+  EXPECT_FLOAT_EQ(fp8ToFloat(0x01, e4), std::ldexp(1.0f, -9));
+  EXPECT_FLOAT_EQ(fp8ToFloat(0xb4, e4), -0.75f);
+  EXPECT_EQ(floatToFp8(1.0f, e5), 0x3c);
+  EXPECT_EQ(floatToFp8(57344.0f, e5), 0x7b);
+  EXPECT_EQ(floatToFp8(1e6f, e5), 0x7b);
+  EXPECT_EQ(floatToFp8(std::ldexp(1.0f, -16), e5), 0x01);
+  EXPECT_EQ(floatToFp8(1.125f, e5), 0x3c);  // tie rounds to even (down)
+  EXPECT_TRUE(std::isinf(fp8ToFloat(0x7c, e5)));
+  EXPECT_TRUE(std::isnan(fp8ToFloat(0x7d, e5)));
+  EXPECT_FLOAT_EQ(fp8ToFloat(0x3d, e5), 1.25f);
+  // Every finite code survives the round trip (-0 and +0 are both zero).
+  for (int v = 0; v < 256; ++v) {
+    float f4 = fp8ToFloat(static_cast<std::uint8_t>(v), e4), f5 = fp8ToFloat(static_cast<std::uint8_t>(v), e5);
+    if (std::isfinite(f4)) {
+      EXPECT_EQ(floatToFp8(f4, e4), v) << v;
+    }
+    if (std::isfinite(f5)) {
+      EXPECT_EQ(floatToFp8(f5, e5), v) << v;
+    }
+  }
+}
+
+TEST(Fp8, KnownAnswerInputsAreExactAndReductionsChecked) {
+  for (DataType t : {DataType::kFloat8E4M3, DataType::kFloat8E5M2}) {
+    SCOPED_TRACE(dataTypeName(t));
+    std::vector<std::uint8_t> a = knownAnswerInput(t, 0, 64), b = knownAnswerInput(t, 1, 64);
+    std::vector<std::uint8_t> sum(64), avg(64);
+    for (std::size_t i = 0; i < 64; ++i) {
+      int va = static_cast<int>((i * 7) % 17) - 8;  // the quarters knownAnswerInput promises
+      EXPECT_FLOAT_EQ(static_cast<float>(elementAsDouble(t, a.data(), i)), va / 4.0f) << i;
+      double s = elementAsDouble(t, a.data(), i) + elementAsDouble(t, b.data(), i);
+      sum[i] = floatToFp8(static_cast<float>(s), t);
+      avg[i] = floatToFp8(static_cast<float>(s / 2), t);
+    }
+    EXPECT_EQ(checkReduction(t, RedOp::kSum, {a.data(), b.data()}, sum.data(), 64).wrong, 0u);
+    EXPECT_EQ(checkReduction(t, RedOp::kAvg, {a.data(), b.data()}, avg.data(), 64).wrong, 0u);
+    // Returning one input as the sum is caught wherever the missing one is at least as large
+    // (the bound, 3u(|a| + |b|), is then at most 6u|b| < |b|) and never where it is zero.
+    std::size_t mustCatch = 0, nonZero = 0;
+    for (std::size_t i = 0; i < 64; ++i) {
+      double va = elementAsDouble(t, a.data(), i), vb = elementAsDouble(t, b.data(), i);
+      nonZero += vb != 0;
+      mustCatch += vb != 0 && std::fabs(vb) >= std::fabs(va);
+    }
+    ReductionCheck c = checkReduction(t, RedOp::kSum, {a.data(), b.data()}, a.data(), 64);
+    EXPECT_GT(mustCatch, 10u);
+    EXPECT_GE(c.wrong, mustCatch);
+    EXPECT_LE(c.wrong, nonZero);
+  }
+}
+
 TEST(CheckReduction, IntegersAreExactWithWrapAround) {
   std::vector<std::int8_t> a = {100, -128, 5, 7}, b = {100, -1, -5, 9}, sum = {-56, 127, 0, 16};
   EXPECT_EQ(checkReduction(DataType::kInt8, RedOp::kSum, {a.data(), b.data()}, sum.data(), 4).wrong, 0u);

@@ -10,14 +10,14 @@ TEST(CollectiveTypes, NamesRoundTripAndAliasesParse) {
   for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast, CollOp::kReduce,
                     CollOp::kAllToAll, CollOp::kSendRecv})
     EXPECT_EQ(parseCollOp(collOpName(op)).value(), op) << collOpName(op);
-  for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64, DataType::kInt8,
-                     DataType::kUInt8, DataType::kInt32, DataType::kInt64})
-    EXPECT_EQ(parseDataType(dataTypeName(t)).value(), t) << dataTypeName(t);
+  for (DataType t : kAllDataTypes) EXPECT_EQ(parseDataType(dataTypeName(t)).value(), t) << dataTypeName(t);
   for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg})
     EXPECT_EQ(parseRedOp(redOpName(op)).value(), op);
   EXPECT_EQ(parseCollOp("AllReduce").value(), CollOp::kAllReduce);
   EXPECT_EQ(parseDataType("bf16").value(), DataType::kBFloat16);
   EXPECT_EQ(parseDataType("fp32").value(), DataType::kFloat32);
+  EXPECT_EQ(parseDataType("fp8_e4m3").value(), DataType::kFloat8E4M3);
+  EXPECT_EQ(parseDataType("f8e5m2").value(), DataType::kFloat8E5M2);
   Result<DataType> bad = parseDataType("float128");
   ASSERT_FALSE(bad.isOk());
   EXPECT_NE(bad.status().message().find("float128"), std::string::npos);
@@ -29,6 +29,9 @@ TEST(CollectiveTypes, SizesAndAverageOfIntegersRefused) {
   EXPECT_EQ(dataTypeSize(DataType::kBFloat16), 2u);
   EXPECT_EQ(dataTypeSize(DataType::kInt64), 8u);
   EXPECT_EQ(dataTypeSize(DataType::kUInt8), 1u);
+  EXPECT_EQ(dataTypeSize(DataType::kFloat8E5M2), 1u);
+  EXPECT_TRUE(isFloatingPoint(DataType::kFloat8E4M3));
+  EXPECT_TRUE(checkRedOpForType(RedOp::kAvg, DataType::kFloat8E4M3).isOk());
   EXPECT_TRUE(checkRedOpForType(RedOp::kAvg, DataType::kFloat16).isOk());
   EXPECT_TRUE(checkRedOpForType(RedOp::kSum, DataType::kInt8).isOk());
   Status avg = checkRedOpForType(RedOp::kAvg, DataType::kInt8);

@@ -303,7 +303,8 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("-b,--minbytes", opts->begin, "smallest size (default 8)");
   sub->add_option("-e,--maxbytes", opts->end, "largest size (default 128M)");
   sub->add_option("-f,--stepfactor", opts->factor, "size factor (default 2)");
-  sub->add_option("-d,--datatype", opts->type, "float, half, bfloat16, double, int8, uint8, int32, int64");
+  sub->add_option("-d,--datatype", opts->type,
+                  "float, half, bfloat16, double, int8, uint8, int32, int64, f8e4m3, f8e5m2");
   sub->add_option("-o,--op", opts->redop, "sum, prod, min, max, avg (reductions)");
   sub->add_option("-r,--root", opts->root, "root rank of broadcast and reduce (default 0)");
   sub->add_option("-g,--ngpus", opts->gpus, "number of GPUs (default all)");
