@@ -60,27 +60,30 @@ __device__ __forceinline__ void reduceStep(const OneShotArgs& a, const char* par
   U* dst = reinterpret_cast<U*>(out);
   const std::size_t units = (e - b) / sizeof(U);
   const RedOp op = a.redop == RedOp::kAvg && !last ? RedOp::kSum : a.redop;
-  for (std::size_t u = threadIdx.x; u < units; u += kChainDepth * kChainThreads) {
-    U x[kChainDepth], p[kChainDepth];
+  withRedOp(op, [&](auto opTag) {
+    constexpr RedOp kOp = decltype(opTag)::value;
+    for (std::size_t u = threadIdx.x; u < units; u += kChainDepth * kChainThreads) {
+      U x[kChainDepth], p[kChainDepth];
 #pragma unroll
-    for (int i = 0; i < kChainDepth; ++i)
-      if (u + i * kChainThreads < units) {
-        x[i] = in[u + i * kChainThreads];
-        if (part) p[i] = part[u + i * kChainThreads];
-      }
-#pragma unroll
-    for (int i = 0; i < kChainDepth; ++i)
-      if (u + i * kChainThreads < units) {
-        if (!part) {
-          dst[u + i * kChainThreads] = x[i];
-          continue;
+      for (int i = 0; i < kChainDepth; ++i)
+        if (u + i * kChainThreads < units) {
+          x[i] = in[u + i * kChainThreads];
+          if (part) p[i] = part[u + i * kChainThreads];
         }
-        UnitAcc<T, U> acc;
-        acc.set(p[i]);
-        acc.add(op, x[i]);
-        dst[u + i * kChainThreads] = acc.result(op, a.ranks);
-      }
-  }
+#pragma unroll
+      for (int i = 0; i < kChainDepth; ++i)
+        if (u + i * kChainThreads < units) {
+          if (!part) {
+            dst[u + i * kChainThreads] = x[i];
+            continue;
+          }
+          UnitAcc<T, U> acc;
+          acc.set(p[i]);
+          acc.template addAs<kOp>(x[i]);
+          dst[u + i * kChainThreads] = acc.template resultAs<kOp>(a.ranks);
+        }
+    }
+  });
 }
 
 template <class U>

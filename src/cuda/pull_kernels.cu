@@ -25,7 +25,8 @@ constexpr int kCopyDepth = 8;
 
 // Units [b, e) of the part, all threads of the block: reduced over the sources in rank order
 // (or copied from the one source) and stored to every target.
-template <class T, class U>
+// kOp: the operator, fixed per instantiation (reduce_math.cuh's combineAs says why).
+template <class T, class U, RedOp kOp>
 __device__ __forceinline__ void pullUnits(const OneShotArgs& a, std::size_t b, std::size_t e) {
   auto target = [&](int k) { return static_cast<U*>(a.targets[k]); };
   if (a.sources == 1) {
@@ -61,13 +62,13 @@ __device__ __forceinline__ void pullUnits(const OneShotArgs& a, std::size_t b, s
         if (first + j < a.sources) {
 #pragma unroll
           for (int i = 0; i < kDepth; ++i)
-            if (u + i * kThreads < e) acc[i].take(a.redop, first + j, x[j][i]);
+            if (u + i * kThreads < e) acc[i].template takeAs<kOp>(first + j, x[j][i]);
         }
     }
 #pragma unroll
     for (int i = 0; i < kDepth; ++i)
       if (u + i * kThreads < e) {
-        const U v = acc[i].result(a.redop, a.sources);
+        const U v = acc[i].template resultAs<kOp>(a.sources);
         for (int k = 0; k < a.targetCount; ++k) target(k)[u + i * kThreads] = v;
       }
   }
@@ -93,17 +94,19 @@ __global__ void __launch_bounds__(kThreads) pullReduce(OneShotArgs a) {
   // Arrival: every peer's kernel has started, so the work before it on its stream (which
   // wrote its input and last used its output) is complete.
   meetPeers(a, mark + 1, false, failed);
-  if (a.len) {
-    if (tile)
-      for (std::size_t t = blockIdx.x * tile; t < units; t += gridDim.x * tile)
-        pullUnits<T, U>(a, t, min(units, t + tile));
-    else
-      pullUnits<T, U>(a, b, e);
-    if (kVectors && blockIdx.x == gridDim.x - 1) {
-      // The elements after the last whole unit, one at a time.
-      pullUnits<T, T>(a, units * kLanes, a.len);
-    }
-  }
+  if (a.len)
+    withRedOp(a.redop, [&](auto op) {
+      constexpr RedOp kOp = decltype(op)::value;
+      if (tile)
+        for (std::size_t t = blockIdx.x * tile; t < units; t += gridDim.x * tile)
+          pullUnits<T, U, kOp>(a, t, min(units, t + tile));
+      else
+        pullUnits<T, U, kOp>(a, b, e);
+      if (kVectors && blockIdx.x == gridDim.x - 1) {
+        // The elements after the last whole unit, one at a time.
+        pullUnits<T, T, kOp>(a, units * kLanes, a.len);
+      }
+    });
   // Departure: no peer reads this rank's input or writes its output any more, so the stream
   // may go on.
   meetPeers(a, mark + 2, a.remoteTargets, failed);
