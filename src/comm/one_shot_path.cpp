@@ -103,7 +103,7 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   for (const PullPart& p : parts) longest = std::max(longest, p.len);
   const int blocks =
       pullBlocksFor(longest * es, std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms, kMaxOneShotBlocks),
-                    c.pullBlockBytes ? c.pullBlockBytes : pullBlockBytesFor(q.op));
+                    c.pullBlockBytes ? c.pullBlockBytes : pullBlockBytesFor(q.op, n, longest * es));
   const std::size_t tile =
       c.pullTileBytes == kPullTileByRule ? pullTileBytesFor(longest * es, blocks) : c.pullTileBytes;
   std::array<OneShotArgs, kMaxCommRanks> args;

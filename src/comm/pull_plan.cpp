@@ -111,7 +111,10 @@ int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlo
   return static_cast<int>(std::clamp<std::size_t>(partBytes / std::max<std::size_t>(bytesPerBlock, 1), 1, most));
 }
 
-std::size_t pullBlockBytesFor(CollOp op) { return op == CollOp::kAllReduce ? 16u << 10 : 64u << 10; }
+std::size_t pullBlockBytesFor(CollOp op, int ranks, std::size_t partBytes) {
+  if (op != CollOp::kAllReduce) return 64u << 10;
+  return ranks == 2 && partBytes >= (2u << 20) ? 32u << 10 : 16u << 10;
+}
 
 std::size_t pullTileBytesFor(std::size_t partBytes, int blocks) {
   constexpr std::size_t kTileBytes = 64u << 10, kLargeShare = 512u << 10;

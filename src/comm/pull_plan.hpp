@@ -58,7 +58,12 @@ int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlo
 /// against 17.4 us eager and 13.5 against 16.9 in graphs, on 4 GPUs 21.1 against 27.0, the same
 /// from 8 MiB; but reduce of 8 MiB on 4 GPUs 57.2 against 50.1 us (every owner storing into the
 /// root from three times the blocks), broadcast of 2 MiB 16.7 against 16.0.
-std::size_t pullBlockBytesFor(CollOp op);
+/// On 2 GPUs, all-reduce parts of 2 MiB or more (messages from 4 MiB) take 32 KiB per block:
+/// in graphs on 2x H200, 4 MiB 19.02 us against 19.46-19.53 and 8 MiB 31.78-31.83 against
+/// 32.35-32.39 (128 blocks of 32 KiB instead of 132 uneven ones), while 2 MiB was slower in
+/// 32 KiB blocks, 13.54-13.58 against 12.94-13.00 (bench/results/2026-11-22-h200x2-s10/7-shapes;
+/// 3+ GPUs not measured, so unchanged).
+std::size_t pullBlockBytesFor(CollOp op, int ranks, std::size_t partBytes);
 
 /// The tiles in which the pull kernel deals a part to its blocks in turn, for a part of
 /// `partBytes` over `blocks` blocks: 64 KiB where each block would own 512 KiB or more (the

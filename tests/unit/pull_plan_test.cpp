@@ -236,9 +236,13 @@ TEST(PullPlan, AGridOfABlockPerShareWithinTheMost) {
 }
 
 TEST(PullPlan, AllReduceTakesSmallerSharesPerBlock) {
-  EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce), 16u << 10);
+  constexpr std::size_t kMiB = 1u << 20;
+  EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce, 2, 1 * kMiB), 16u << 10);  // 2 MiB on 2 GPUs: 64 blocks
+  EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce, 2, 2 * kMiB), 32u << 10);  // 4 MiB: 64 blocks, not 128
+  EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce, 2, 4 * kMiB), 32u << 10);  // 8 MiB: 128 even blocks
+  EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce, 4, 4 * kMiB), 16u << 10);  // not measured on 3+ GPUs
   for (CollOp op : {CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast, CollOp::kReduce})
-    EXPECT_EQ(pullBlockBytesFor(op), 64u << 10) << collOpName(op);
+    EXPECT_EQ(pullBlockBytesFor(op, 2, 4 * kMiB), 64u << 10) << collOpName(op);
 }
 
 TEST(PullPlan, TilesOnlyWhereEachBlockOwnsHalfAMiBOrMore) {
