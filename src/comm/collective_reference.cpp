@@ -96,7 +96,7 @@ std::uint8_t floatToFp8(float f, DataType format) {
   if (std::isnan(f)) return l.nan;
   const std::uint8_t sign = std::signbit(f) ? 0x80 : 0;
   double a = std::fabs(static_cast<double>(f));
-  // Quantum of a's binade, never finer than the subnormals'; rint rounds ties to even.
+  // Quantum of a's binade, never finer than the subnormals'; nearbyint rounds ties to even.
   int e = 0;
   std::frexp(a, &e);  // a = m 2^e, m in [0.5, 1)
   const int minExp = 1 - l.bias;

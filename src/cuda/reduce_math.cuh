@@ -186,50 +186,6 @@ __device__ __forceinline__ U reduceUnits(RedOp op, const U (&sources)[kMaxCommRa
   }
 }
 
-template <class T>
-constexpr DataType dataTypeOf();
-template <>
-constexpr DataType dataTypeOf<float>() {
-  return DataType::kFloat32;
-}
-template <>
-constexpr DataType dataTypeOf<__half>() {
-  return DataType::kFloat16;
-}
-template <>
-constexpr DataType dataTypeOf<__nv_bfloat16>() {
-  return DataType::kBFloat16;
-}
-template <>
-constexpr DataType dataTypeOf<double>() {
-  return DataType::kFloat64;
-}
-template <>
-constexpr DataType dataTypeOf<std::int8_t>() {
-  return DataType::kInt8;
-}
-template <>
-constexpr DataType dataTypeOf<std::uint8_t>() {
-  return DataType::kUInt8;
-}
-template <>
-constexpr DataType dataTypeOf<std::int32_t>() {
-  return DataType::kInt32;
-}
-template <>
-constexpr DataType dataTypeOf<std::int64_t>() {
-  return DataType::kInt64;
-}
-
-template <>
-constexpr DataType dataTypeOf<__nv_fp8_e4m3>() {
-  return DataType::kFloat8E4M3;
-}
-template <>
-constexpr DataType dataTypeOf<__nv_fp8_e5m2>() {
-  return DataType::kFloat8E5M2;
-}
-
 // Calls f.template operator()<T>() with the element type of `type`.
 template <class F>
 __host__ cudaError_t dispatchType(DataType type, F&& f) {
