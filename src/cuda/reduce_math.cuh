@@ -217,6 +217,8 @@ __device__ __forceinline__ U reduceUnitsAs(const U (&sources)[kMaxCommRanks], in
     if (r < n) acc.template addAs<kOp>(sources[r]);
   return acc.template resultAs<kOp>(avgOver ? avgOver : n);
 }
+// Its own switch rather than withRedOp: this is the form measured (bench/results/
+// 2026-11-22-h200x2-s10, run 3); routed through withRedOp the kernels compile to other code.
 template <class T, class U>
 __device__ __forceinline__ U reduceUnits(RedOp op, const U (&sources)[kMaxCommRanks], int n, int avgOver = 0) {
   switch (op) {
