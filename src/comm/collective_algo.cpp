@@ -80,6 +80,15 @@ const std::vector<AlgoRule>& algorithmTable() {
   // the 2-GPU reduce at every size from 8 MiB (128 / 256 / 512 MiB: 371.8 / 730.7 / 1447.7 us
   // against the copy engines' 751.1 / 1462.3 at 256 / 512 MiB and NCCL's 377.9 / 737.8 / 1455.8;
   // bench/results/2026-11-22-h200x2-s7).
+  // Session 11 (bench/results/2026-11-22-h200x4-s11, 4x H200, graphs, each algorithm forced in
+  // one call): two-shot takes the all-reduce from 16 MiB (16 / 32 / 64 MiB: 91.7 / 171.7 / 317.9
+  // us against split's 107.0 / 189.4 / 345.4; 8 MiB stays split, 51.6 against 53.6), and the
+  // one-shot kernel send/recv up to 32 MiB (120.8 us against the copy engines' 160.8, which take
+  // 151-161 us for anything from 8 to 32 MiB in a graph on 4 GPUs; 64 MiB: 240.6 against 215.9).
+  // Split reduce and broadcast in their new grids (comm/pull_plan.hpp) take over from the
+  // one-shot kernel above 512 and 256 KiB (reduce of 1 / 2 MiB: 12.9 / 17.7 us against 17.7 /
+  // 24.5; broadcast of 512 KiB: 9.95 against 10.55; 256 KiB stays one-shot, 6.1 against 8.9).
+  // Broadcast in 2 MiB blocks keeps split to 128 MiB (433.4 us against the chain's 443.9).
   // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 1u << 20, CollAlgo::kOneShot},
@@ -87,7 +96,7 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 1u << 20, CollAlgo::kTwoShot},
-      {CollOp::kAllReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 8u << 20, CollAlgo::kSplit},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 0, CollAlgo::kTwoShot},
       {CollOp::kReduceScatter, 2, 2, 4u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 2, 2, 128u << 20, CollAlgo::kPull},
@@ -98,7 +107,7 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kReduce, 2, 2, 0, CollAlgo::kPull},
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduce, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},
       {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},
       {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},
       {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
@@ -108,14 +117,15 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kAllGather, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},
       {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 2, 2, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},
       {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kChain},
       {CollOp::kBroadcast, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kRing},
       {CollOp::kAllToAll, 2, 2, 8u << 20, CollAlgo::kOneShot},
       {CollOp::kAllToAll, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
-      {CollOp::kSendRecv, 2, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kSendRecv, 2, 2, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kSendRecv, 3, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},
   };
   return kTable;
 }

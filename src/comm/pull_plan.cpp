@@ -112,8 +112,17 @@ int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlo
 }
 
 std::size_t pullBlockBytesFor(CollOp op, int ranks, std::size_t partBytes) {
-  if (op != CollOp::kAllReduce) return 64u << 10;
-  return ranks == 2 && partBytes >= (2u << 20) ? 32u << 10 : 16u << 10;
+  constexpr std::size_t kMiB = 1u << 20;
+  if (op == CollOp::kAllReduce) return ranks == 2 && partBytes >= 2 * kMiB ? 32u << 10 : 16u << 10;
+  if (ranks > 2 && op == CollOp::kReduce)
+    return partBytes < kMiB ? 16u << 10 : partBytes < 2 * kMiB ? 128u << 10 : 256u << 10;
+  if (ranks > 2 && op == CollOp::kBroadcast)
+    return partBytes < kMiB       ? 16u << 10
+           : partBytes < 2 * kMiB ? 128u << 10
+           : partBytes < 4 * kMiB ? 512u << 10
+           : partBytes < 8 * kMiB ? kMiB
+                                  : 2 * kMiB;
+  return 64u << 10;
 }
 
 std::size_t pullTileBytesFor(std::size_t partBytes, int blocks) {

@@ -71,6 +71,8 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "", algorithmTable(), false, false, false).value(),
             CollAlgo::kOneShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 16u << 20, 2, true, "").value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 32u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
   // Reduce-scatter and reduce keep pull on 2 GPUs.
   EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 64u << 20, 2, true, "").value(), CollAlgo::kPull);
   EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 64u << 20, 2, true, "").value(), CollAlgo::kPull);
@@ -79,7 +81,12 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 256u << 10, ranks, true, "").value(), CollAlgo::kOneShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, ranks, true, "").value(), CollAlgo::kTwoShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 16u << 20, ranks, true, "").value(), CollAlgo::kTwoShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, ranks, true, "").value(), CollAlgo::kTwoShot);
+    // Send/recv: the one-shot kernel up to 32 MiB from 3 GPUs (16 MiB on 2), then copy engines.
+    EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 32u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 64u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
     EXPECT_EQ(
         chooseAlgorithm(CollOp::kAllReduce, 2u << 20, ranks, true, "", algorithmTable(), true, false, false).value(),
         CollAlgo::kTwoShot);
@@ -88,8 +95,13 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 2u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 4u << 20, ranks, true, "").value(), CollAlgo::kSplit);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 256u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 256u << 10, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 512u << 10, ranks, true, "").value(), CollAlgo::kSplit);
     EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 1u << 20, ranks, true, "").value(), CollAlgo::kSplit);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 128u << 20, ranks, true, "").value(), CollAlgo::kChain);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 512u << 10, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 1u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 128u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 256u << 20, ranks, true, "").value(), CollAlgo::kChain);
     EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 4u << 20, ranks, true, "").value(), CollAlgo::kSplit);
     EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 128u << 20, ranks, true, "").value(), CollAlgo::kChain);
   }

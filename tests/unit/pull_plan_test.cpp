@@ -243,6 +243,31 @@ TEST(PullPlan, AllReduceTakesSmallerSharesPerBlock) {
   EXPECT_EQ(pullBlockBytesFor(CollOp::kAllReduce, 4, 4 * kMiB), 16u << 10);  // not measured on 3+ GPUs
   for (CollOp op : {CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast, CollOp::kReduce})
     EXPECT_EQ(pullBlockBytesFor(op, 2, 4 * kMiB), 64u << 10) << collOpName(op);
+  for (CollOp op : {CollOp::kReduceScatter, CollOp::kAllGather})
+    EXPECT_EQ(pullBlockBytesFor(op, 4, 4 * kMiB), 64u << 10) << collOpName(op);
+}
+
+TEST(PullPlan, ReduceAndBroadcastFromThreeGpusTakeFewerBlocksAsTheirPartsGrow) {
+  constexpr std::size_t kMiB = 1u << 20;
+  for (int ranks : {3, 4, 8}) {
+    SCOPED_TRACE(ranks);
+    for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce})
+      EXPECT_EQ(pullBlockBytesFor(op, ranks, kMiB - 16), 16u << 10) << collOpName(op);  // 3 MiB on 4 GPUs
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, kMiB), 128u << 10);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, 2 * kMiB - 16), 128u << 10);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, 2 * kMiB), 256u << 10);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, 64 * kMiB), 256u << 10);
+    // Broadcast: ever larger blocks, the grid of a 32 MiB message on 4 GPUs (parts of 32/3
+    // MiB) five blocks of 2 MiB.
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, kMiB), 128u << 10);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 2 * kMiB), 512u << 10);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 4 * kMiB), kMiB);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 8 * kMiB), 2 * kMiB);
+    EXPECT_EQ(pullBlocksFor(32 * kMiB / 3, 132, pullBlockBytesFor(CollOp::kBroadcast, ranks, 32 * kMiB / 3)), 5);
+  }
+  // 32 MiB reduced on 4 GPUs: parts of 32/3 MiB, 42 blocks of 256 KiB (132 of 64 KiB before).
+  const std::size_t part = (32 * kMiB / 3 + 15) / 16 * 16;
+  EXPECT_EQ(pullBlocksFor(part, 132, pullBlockBytesFor(CollOp::kReduce, 4, part)), 42);
 }
 
 TEST(PullPlan, TilesOnlyWhereEachBlockOwnsHalfAMiBOrMore) {
