@@ -84,15 +84,26 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
   auto partial = [&](std::size_t u) { return kPartial && u + 1 == units ? tailElements : 0; };
   const std::size_t per = lineShare(units, gridDim.x);  // whole warps' lines
   const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
+  // A rank that reduces loads its own input for its first unit (with the grid's one line per
+  // thread, its only one) before it sends anything, and keeps it: an all-reduce sends that
+  // same unit, and after the wait for the peers' lines only the arithmetic is left.
+  const bool reduces =
+      a.op == CollOp::kAllReduce || a.op == CollOp::kReduceScatter || (a.op == CollOp::kReduce && me == a.root);
+  const U* reducedIn = inChunk<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0);
+  const std::size_t first = b + threadIdx.x;
+  U mine = make_uint2(0, 0);
+  if (reduces && first < e) mine = loadUnit<T>(reducedIn, first, partial(first));
+  auto ownUnit = [&](std::size_t u) { return u == first ? mine : loadUnit<T>(reducedIn, u, partial(u)); };
   // Send: data lines to every receiver of this rank's data, a token line to the others (so
   // every rank hears from every peer in every operation: the parity reuse argument).
   for (int k = 1; k < n; ++k) {
     const int d = (me + k) % n;  // staggered, as in oneShot's push
     if (dataFlows(a, me, d)) {
       const U* src = inChunk<T, U>(a, chunkFor(a, d));
+      const bool sendsMine = reduces && src == reducedIn;
       uint4* dst = lines(a, d, parity, me);
       for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x)
-        storeLine(dst + u, loadUnit<T>(src, u, partial(u)), epoch);
+        storeLine(dst + u, sendsMine ? ownUnit(u) : loadUnit<T>(src, u, partial(u)), epoch);
     } else if (blockIdx.x == 0 && threadIdx.x == 0) {
       storeLine(token(a, d, parity, me), make_uint2(0, 0), epoch);
     }
@@ -105,14 +116,13 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
     case CollOp::kAllReduce:
     case CollOp::kReduceScatter:
     case CollOp::kReduce: {
-      if (a.op == CollOp::kReduce && me != a.root) break;
-      const U* own = inChunk<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0);
+      if (!reduces) break;
       U* out = outChunk<T, U>(a, 0);
       for (std::size_t u = b + threadIdx.x; u < e; u += blockDim.x) {
         U v[kMaxCommRanks];  // registers: every index below is an unrolled constant
 #pragma unroll
         for (int r = 0; r < kMaxCommRanks; ++r)
-          if (r < n && r == me) v[r] = loadUnit<T>(own, u, partial(u));
+          if (r < n && r == me) v[r] = ownUnit(u);
 #pragma unroll
         for (int r = 0; r < kMaxCommRanks; ++r)
           if (r < n && r != me) v[r] = peer(r, u);
