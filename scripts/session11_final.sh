@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Session 11 on 2 GPUs: the GPU tests, then every operation by the table against NCCL in the same
+# process (eager and in graphs; NCCL also with symmetric windows), 8 B to 512 MiB, every result
+# checked: the data of bench/coll-h200x2.svg; and the all-reduce in graphs at every power of 2
+# from 8 B to 8 MiB, for the issue's figures.
+# Usage: scripts/session11_final.sh BUILD_DIR LOG_DIR
+set -u
+source "$(dirname "$0")/logged_steps.sh"
+begin_logs "${1:?build dir}" "${2:?log dir}"
+STEP_TIMEOUT=${STEP_TIMEOUT:-200}
+write_machine_info
+link_build_path "$build"
+md5sum "$g" "$build/tests/gpupeer_gpu_tests" > "$out/binary.md5"
+step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
+for op in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+  step "g2-$op-graph" "$g" coll $op -b 8 -e 512M -f 4 -g 2 -d float -o sum -G 10 --baseline nccl \
+    --json "$out/g2-$op-graph.json"
+  step "g2-$op-eager" "$g" coll $op -b 8 -e 512M -f 4 -g 2 -d float -o sum --baseline nccl \
+    --json "$out/g2-$op-eager.json"
+done
+step g2-all_reduce-small-graph "$g" coll all_reduce -b 8 -e 8M -f 2 -g 2 -d float -o sum -G 10 --baseline nccl \
+  --json "$out/g2-all_reduce-small-graph.json"
+for i in 1 2 3; do
+  step "g2-all_reduce-1K-64K-graph-$i" "$g" coll all_reduce -b 1K -e 64K -f 2 -g 2 -d float -o sum -G 10
+done
