@@ -54,11 +54,11 @@ int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlo
 
 /// The pull kernel's share per block by default (a block per that much of the longest part,
 /// up to one per SM): 16 KiB for all-reduce, 64 KiB for the others but reduce and broadcast
-/// from 3 GPUs (below). Measured against each
-/// other (bench/results/2026-11-22-h200x4-s7): split all-reduce of 2 MiB on 2 GPUs 14.4
-/// against 17.4 us eager and 13.5 against 16.9 in graphs, on 4 GPUs 21.1 against 27.0, the same
-/// from 8 MiB; but reduce of 8 MiB on 4 GPUs 57.2 against 50.1 us (every owner storing into the
-/// root from three times the blocks), broadcast of 2 MiB 16.7 against 16.0.
+/// from 3 GPUs (below). Measured against each other (bench/results/2026-11-22-h200x4-s7):
+/// split all-reduce of 2 MiB on 2 GPUs 14.4 against 17.4 us eager and 13.5 against 16.9 in
+/// graphs, on 4 GPUs 21.1 against 27.0, the same from 8 MiB; but reduce of 8 MiB on 4 GPUs
+/// 57.2 against 50.1 us (every owner storing into the root from three times the blocks),
+/// broadcast of 2 MiB 16.7 against 16.0.
 /// On 2 GPUs, all-reduce parts of 2 MiB or more (messages from 4 MiB) take 32 KiB per block:
 /// in graphs on 2x H200, 4 MiB 19.02 us against 19.46-19.53 and 8 MiB 31.78-31.83 against
 /// 32.35-32.39 (128 blocks of 32 KiB instead of 132 uneven ones), while 2 MiB was slower in
@@ -69,14 +69,14 @@ int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlo
 /// graphs (bench/results/2026-11-22-h200x4-s11, runs 2 and 3):
 /// * reduce: 128 KiB per block under 2 MiB and 256 KiB from there. 8 / 16 / 32 MiB took 38.9 /
 ///   69.4 / 129.6 us in 256 KiB blocks against 45.9 / 82.9 / 155.3 in 64 KiB ones (512 KiB and
-///   1 MiB blocks within 2% at 32 and 64 MiB, slower below); 4 MiB 25.4 in 128 KiB blocks against
-///   26.5; 2 MiB 17.7 in 16 KiB blocks against 18.1.
-/// * broadcast: 128 KiB per block under 2 MiB, 512 KiB under 4 MiB, 1 MiB under 8 MiB and 2 MiB
-///   from there (five or six blocks from 8 MiB messages, 22 at 128 MiB). 8 / 16 / 32 / 64 / 128 MiB
-///   took 37.8 / 66.3 / 119.3 / 226.1 / 433.4 us so against 38.6 / 73.3 / 144.2 / 268.6 / 455.9 in
-///   256 KiB blocks (NCCL in graphs 41.3 / 68.1 / 116.0 / 210.0 / 395.3), and fewer blocks were
-///   slower again at 8 and 16 MiB (72.7 and 73.6 us in 2 MiB blocks); 1 MiB 11.2 in 16 KiB blocks
-///   against 11.9 in 64 KiB ones.
+///   1 MiB blocks within 2% at 32 and 64 MiB, slower below); 4 MiB 25.4 in 128 KiB blocks
+///   against 26.5; 2 MiB 17.7 in 16 KiB blocks against 18.1.
+/// * broadcast: 128 KiB per block under 2 MiB, 512 KiB under 4 MiB, 1 MiB under 8 MiB and
+///   2 MiB from there (on 4 GPUs five blocks for messages of 8-32 MiB, 10 at 64 MiB, 21 at
+///   128 MiB). 8 / 16 / 32 / 64 / 128 MiB took 37.8 / 66.3 / 119.3 / 226.1 / 433.4 us in these
+///   blocks against 38.6 / 73.3 / 144.2 / 268.6 / 455.9 in 256 KiB ones (NCCL in graphs 41.3 /
+///   68.1 / 116.0 / 210.0 / 395.3), and fewer blocks were slower again at 8 and 16 MiB (72.7
+///   and 73.6 us in 2 MiB blocks); 1 MiB 11.2 in 16 KiB blocks against 11.9 in 64 KiB ones.
 std::size_t pullBlockBytesFor(CollOp op, int ranks, std::size_t partBytes);
 
 /// The tiles in which the pull kernel deals a part to its blocks in turn, for a part of
