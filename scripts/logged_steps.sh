@@ -22,6 +22,17 @@ link_build_path() {
   fi
 }
 
+# begin_run BUILD_DIR LOG_DIR [BINARY...]: begin_logs, the machine's facts, the build's CTest
+# paths (link_build_path), and the md5 of the gpupeer binary and of every BINARY named in
+# $out/binary.md5: the preamble of every session's GPU script.
+begin_run() {
+  begin_logs "$1" "$2"
+  shift 2
+  write_machine_info
+  link_build_path "$build"
+  md5sum "$g" "$@" > "$out/binary.md5"
+}
+
 # write_machine_info: date, host, the GPUs and the NCCL setting in $out/machine.txt.
 write_machine_info() {
   {

@@ -9,11 +9,8 @@
 # Usage: scripts/session11_four.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}"
 STEP_TIMEOUT=${STEP_TIMEOUT:-120}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" > "$out/binary.md5"
 for op in reduce broadcast; do
   step "$op-table" "$g" coll $op -b 512K -e 32M -f 2 -g 4 -d float -o sum -G 10 --baseline nccl \
     --json "$out/$op-table.json"

@@ -8,11 +8,8 @@
 # Usage: scripts/session11_four_table.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-200}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" "$build/tests/gpupeer_gpu_tests" > "$out/binary.md5"
 step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
 for op in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
   step "g4-$op-graph" "$g" coll $op -b 8 -e 128M -f 4 -g 4 -d float -o sum -G 10 --baseline nccl \

@@ -7,11 +7,8 @@
 set -u
 source "$(dirname "$0")/logged_steps.sh"
 before=${2:?before dir}
-begin_logs "${1:?build dir}" "${3:?log dir}"
+begin_run "${1:?build dir}" "${3:?log dir}" "$before/gpupeer" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-120}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" "$before/gpupeer" "$build/tests/gpupeer_gpu_tests" > "$out/binary.md5"
 for i in 1 2; do
   for which in before after; do
     bin=$([ $which = before ] && echo "$before/gpupeer" || echo "$g")

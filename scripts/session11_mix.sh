@@ -6,10 +6,8 @@
 # Usage: scripts/session11_mix.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}" "$1/gpupeer_ce_sm_mix"
 STEP_TIMEOUT=${STEP_TIMEOUT:-120}
-write_machine_info
-md5sum "$g" "$build/gpupeer_ce_sm_mix" > "$out/binary.md5"
 step mix-512M "$build/gpupeer_ce_sm_mix" 512
 step mix-32M "$build/gpupeer_ce_sm_mix" 32
 step g2-all_reduce-step-graph "$g" coll all_reduce -b 1K -e 8K -f 1.25 -g 2 -d float -o sum -G 10

@@ -7,10 +7,8 @@
 set -u
 source "$(dirname "$0")/logged_steps.sh"
 before=${2:?before dir}
-begin_logs "${1:?build dir}" "${3:?log dir}"
+begin_run "${1:?build dir}" "${3:?log dir}" "$before/gpupeer"
 STEP_TIMEOUT=${STEP_TIMEOUT:-60}
-write_machine_info
-md5sum "$g" "$before/gpupeer" > "$out/binary.md5"
 for i in 1 2; do
   for which in before 0 64 128 256 512; do
     if [ $which = before ]; then run=("$before/gpupeer"); else run=(env GPUPEER_LL_POLL_OFFSET=$which "$g"); fi
