@@ -33,6 +33,19 @@ begin_run() {
   md5sum "$g" "$@" > "$out/binary.md5"
 }
 
+# every_operation_against_nccl TAG GPUS MAXBYTES: every operation by the table on GPUS GPUs,
+# float sum, 8 B to MAXBYTES by factors of 4, in graphs and eager, against NCCL in the same
+# process, every result checked; logs and JSON $out/TAG-OP-MODE.*.
+every_operation_against_nccl() {
+  local tag=$1 gpus=$2 max=$3 op
+  for op in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+    step "$tag-$op-graph" "$g" coll $op -b 8 -e "$max" -f 4 -g "$gpus" -d float -o sum -G 10 --baseline nccl \
+      --json "$out/$tag-$op-graph.json"
+    step "$tag-$op-eager" "$g" coll $op -b 8 -e "$max" -f 4 -g "$gpus" -d float -o sum --baseline nccl \
+      --json "$out/$tag-$op-eager.json"
+  done
+}
+
 # write_machine_info: date, host, the GPUs and the NCCL setting in $out/machine.txt.
 write_machine_info() {
   {

@@ -11,12 +11,7 @@ source "$(dirname "$0")/logged_steps.sh"
 begin_run "${1:?build dir}" "${2:?log dir}" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-200}
 step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
-for op in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
-  step "g4-$op-graph" "$g" coll $op -b 8 -e 128M -f 4 -g 4 -d float -o sum -G 10 --baseline nccl \
-    --json "$out/g4-$op-graph.json"
-  step "g4-$op-eager" "$g" coll $op -b 8 -e 128M -f 4 -g 4 -d float -o sum --baseline nccl \
-    --json "$out/g4-$op-eager.json"
-done
+every_operation_against_nccl g4 4 128M
 for op in reduce broadcast; do
   step "$op-oneshot" env GPUPEER_ALGO=oneshot "$g" coll $op -b 256K -e 32M -f 2 -g 4 -d float -o sum -G 10 -c 0
   for kib in 16 32 64 128 256; do
