@@ -8,11 +8,8 @@
 # Usage: scripts/session10_final.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-150}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" "$build/tests/gpupeer_gpu_tests" > "$out/binary.md5"
 step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
 [ -n "${ONLY_CTEST:-}" ] && exit 0
 if [ -n "${SPLIT_ONLY:-}" ]; then

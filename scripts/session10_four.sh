@@ -7,11 +7,8 @@
 # Usage: scripts/session10_four.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-200}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" "$build/tests/gpupeer_gpu_tests" > "$out/binary.md5"
 for i in 1 2; do
   for t in float f8e4m3 int8 half; do
     step "g2-all_reduce-small-$t-$i" "$g" coll all_reduce -b 8 -e 32K -f 4 -g 2 -d $t -o sum -G 10 --baseline nccl
@@ -22,9 +19,4 @@ for mode in eager graph; do
   step "g4-all_reduce-f8e4m3-$mode" "$g" coll all_reduce -b 8 -e 32M -f 4 -g 4 -d f8e4m3 -o sum \
     $([ $mode = graph ] && echo -G 10) --baseline nccl --json "$out/g4-all_reduce-f8e4m3-$mode.json"
 done
-for op in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
-  step "g4-$op-graph" "$g" coll $op -b 8 -e 32M -f 4 -g 4 -d float -o sum -G 10 --baseline nccl \
-    --json "$out/g4-$op-graph.json"
-  step "g4-$op-eager" "$g" coll $op -b 8 -e 32M -f 4 -g 4 -d float -o sum --baseline nccl \
-    --json "$out/g4-$op-eager.json"
-done
+every_operation_against_nccl g4 4 32M

@@ -7,10 +7,8 @@
 # Usage: scripts/session10_shapes.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}"
 STEP_TIMEOUT=${STEP_TIMEOUT:-60}
-write_machine_info
-md5sum "$g" > "$out/binary.md5"
 for i in 1 2; do
   step "lines-default-$i" "$g" coll all_reduce -b 2K -e 64K -f 2 -g 2 -d float -o sum -G 10
   for l in 32 128 256; do

@@ -6,10 +6,8 @@
 # Usage: scripts/session8_ce.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}"
 STEP_TIMEOUT=${STEP_TIMEOUT:-60}
-write_machine_info
-md5sum "$g" > "$out/binary.md5"
 for op in reduce_scatter all_reduce; do
   run=(coll $op -g 2 -d float -o sum -b 64M -e 512M -f 2 -G 4)
   step "$op-pull" env GPUPEER_ALGO=$([ $op = all_reduce ] && echo split || echo pull) "$g" "${run[@]}"

@@ -5,10 +5,8 @@
 # Usage: scripts/session8_eager_final.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}"
 STEP_TIMEOUT=${STEP_TIMEOUT:-60}
-write_machine_info
-md5sum "$g" > "$out/binary.md5"
 step g2-all_reduce-small-eager-host env GPUPEER_DEBUG=info "$g" coll all_reduce -b 8 -e 1M -f 4 -g 2 -d float -o sum \
   --baseline nccl
 for op in all_reduce reduce_scatter all_gather broadcast reduce alltoall sendrecv; do

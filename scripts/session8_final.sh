@@ -5,11 +5,8 @@
 # Usage: scripts/session8_final.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}"
 STEP_TIMEOUT=${STEP_TIMEOUT:-90}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" > "$out/binary.md5"
 [ -z "${SKIP_CTEST:-}" ] && step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
 step g2-all_reduce-small-graph "$g" coll all_reduce -b 8 -e 1M -f 2 -g 2 -d float -o sum -G 10 --baseline nccl \
   --json "$out/g2-all_reduce-small-graph.json"

@@ -6,10 +6,8 @@
 # Usage: scripts/session8_poll.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}"
 STEP_TIMEOUT=${STEP_TIMEOUT:-60}
-write_machine_info
-md5sum "$g" > "$out/binary.md5"
 ar=(coll all_reduce -g 2 -d float -o sum -b 512 -e 1M -f 2 -G 10)
 for pass in 1 2 3; do
   step "sys-$pass" "$g" "${ar[@]}"

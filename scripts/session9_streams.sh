@@ -8,11 +8,8 @@
 # Usage: scripts/session9_streams.sh BUILD_DIR LOG_DIR
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
+begin_run "${1:?build dir}" "${2:?log dir}" "$1/gpupeer_launch_cost"
 STEP_TIMEOUT=${STEP_TIMEOUT:-90}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" "$build/gpupeer_launch_cost" > "$out/binary.md5"
 [ -z "${SKIP_CTEST:-}" ] && step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
 step launch-cost-1 "$build/gpupeer_launch_cost"
 for op in all_gather alltoall broadcast sendrecv; do
