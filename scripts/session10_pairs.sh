@@ -5,12 +5,9 @@
 # Usage: scripts/session10_pairs.sh BUILD_DIR LOG_DIR BEFORE_BIN
 set -u
 source "$(dirname "$0")/logged_steps.sh"
-begin_logs "${1:?build dir}" "${2:?log dir}"
 before=${3:?gpupeer binary before the change}
+begin_run "${1:?build dir}" "${2:?log dir}" "$before" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-150}
-write_machine_info
-link_build_path "$build"
-md5sum "$g" "$before" "$build/tests/gpupeer_gpu_tests" > "$out/binary.md5"
 step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
 for i in 1 2; do
   for t in f8e4m3 f8e5m2; do
