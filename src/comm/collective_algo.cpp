@@ -89,16 +89,21 @@ const std::vector<AlgoRule>& algorithmTable() {
   // one-shot kernel above 512 and 256 KiB (reduce of 1 / 2 MiB: 12.9 / 17.7 us against 17.7 /
   // 24.5; broadcast of 512 KiB: 9.95 against 10.55; 256 KiB stays one-shot, 6.1 against 8.9).
   // Broadcast in 2 MiB blocks keeps split to 128 MiB (433.4 us against the chain's 443.9).
+  // Session 12 (bench/results/2026-11-22-h200x2-s12, 2x H200, graphs, run 5): in 128-byte
+  // lines (comm/line128_rules.hpp) the one-shot kernel takes the 2-GPU all-reduce and
+  // reduce-scatter to 16 MiB, a piece of one slot (all-reduce of 4 / 8 / 16 MiB: 15.8 / 28.2 /
+  // 53.7 us against split's 16.2 / 31.7-31.9 / 57.5-57.6; 32 MiB in one piece 103.4 against
+  // 105.4, in two pieces ~107; reduce-scatter of 4 / 16 MiB 9.9 / 30.1 in 132 blocks against
+  // 13.7 / 32.9 by the table's one-shot kernel and pull, run 1).
   // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).
   static const std::vector<AlgoRule> kTable = {
-      {CollOp::kAllReduce, 2, 2, 1u << 20, CollAlgo::kOneShot},
-      {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kSplit},
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
+      {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kSplit},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 1u << 20, CollAlgo::kTwoShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 8u << 20, CollAlgo::kSplit},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 0, CollAlgo::kTwoShot},
-      {CollOp::kReduceScatter, 2, 2, 4u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 2, 2, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 2, 2, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduceScatter, 2, 2, 32u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 64u << 20, CollAlgo::kOneShot},

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "comm/communicator_impl.hpp"
+#include "comm/line128_rules.hpp"
 #include "comm/line_grid.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/driver_entry.hpp"
@@ -122,12 +123,16 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   auto impl = std::make_unique<Impl>();
   impl->devices = devices;
   impl->options = options;
+  impl->line128SlotBytes = line128SlotBytesFor(n);
+  impl->line128FromBytes = line128FromBytesFor(n);
   // Tuning knobs for measurements (bench/README.md): the scratch slots' sizes, the one-shot
   // kernel's grid and step.
   for (auto [name, bytes] :
        {std::pair{"GPUPEER_CE_SLOT", &impl->options.ceSlotBytes},
         std::pair{"GPUPEER_ONESHOT_SLOT", &impl->options.oneShotSlotBytes},
         std::pair{"GPUPEER_ONESHOT_STEP", &impl->oneShotStepBytes}, std::pair{"GPUPEER_LL_SLOT", &impl->lineSlotBytes},
+        std::pair{"GPUPEER_LL128_SLOT", &impl->line128SlotBytes},
+        std::pair{"GPUPEER_LL128_FROM", &impl->line128FromBytes}, std::pair{"GPUPEER_LL128_LAG", &impl->line128Lag},
         std::pair{"GPUPEER_RING_CHUNK", &impl->options.ringChunkBytes},
         std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes},
         std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes},
@@ -177,6 +182,11 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         fmt::format("GPUPEER_PULL_BLOCK: at least 1 KiB per block, not {} bytes", impl->pullBlockBytes));
   if (impl->lineSlotBytes < 4096 || impl->lineSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL_SLOT: at least 4 KiB, a multiple of 4 KiB");
+  if (impl->line128Lag != kLine128LagByRule && impl->line128Lag > 64)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("GPUPEER_LL128_LAG: 0 to 64 rounds, not {}", impl->line128Lag));
+  if (impl->line128SlotBytes % 4096)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL128_SLOT: a multiple of 4 KiB (0: none)");
   if (options.algorithm == "from-environment") {
     impl->algorithmOverride = envValue("GPUPEER_ALGO");
   } else {
@@ -238,6 +248,10 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
       GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, 3 * sizeof(std::uint32_t)));
       GPUPEER_RETURN_IF_ERROR(rank.lineScratch.allocate(d, oneShotLineScratchBytes(n, impl->lineSlotBytes)));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.lineScratch.get(), 0, rank.lineScratch.size()));
+      if (impl->line128SlotBytes) {
+        GPUPEER_RETURN_IF_ERROR(rank.line128Scratch.allocate(d, 2 * n * impl->line128SlotBytes));
+        GPUPEER_CUDA_CHECK(d, cudaMemset(rank.line128Scratch.get(), 0, rank.line128Scratch.size()));
+      }
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, flagBytes));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.counters.get(), 0, rank.counters.size()));
     }

@@ -8,6 +8,7 @@
 
 #include "comm/chain_plan.hpp"
 #include "comm/communicator_impl.hpp"
+#include "comm/line128_rules.hpp"
 #include "comm/pull_plan.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
@@ -64,10 +65,14 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
     a.scratch[k] = c.ranks[k].scratch.get();
     a.flags[k] = static_cast<std::uint32_t*>(c.ranks[k].flags.get());
     a.llScratch[k] = c.ranks[k].lineScratch.get();
+    a.ll128Scratch[k] = c.ranks[k].line128Scratch.get();
     a.peerIn[k] = static_cast<const char*>(q.send[k]) + done * es;
   }
   a.slotBytes = c.options.oneShotSlotBytes;
   a.llSlotBytes = c.lineSlotBytes;
+  a.ll128SlotBytes = c.line128SlotBytes;
+  a.lines128Lag = static_cast<int>(c.line128Lag == kLine128LagByRule ? line128LagFor(len * es) : c.line128Lag);
+  a.lines128Blocks = line128BlocksFor(n, c.fewestSms);
   a.lineBlockLines = c.lineBlockLines;
   a.opCounter = reinterpret_cast<unsigned long long*>(c.counters(r));  // words 0-1
   a.error = c.counters(r) + 2;
@@ -84,12 +89,19 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
   for (std::size_t done = 0; done < q.count; done += slotElements) {
     const std::size_t len = std::min(slotElements, q.count - done);
     std::array<OneShotArgs, kMaxCommRanks> args;  // no allocation per operation
-    bool lines = true;
+    // The 16-byte lines below line128FromBytes, the 128-byte ones from there, where every
+    // rank's buffers allow them.
+    const bool large = len * dataTypeSize(q.type) >= c.line128FromBytes;
+    bool lines = true, lines128 = large;
     for (int r = 0; r < c.n(); ++r) {
       args[r] = argsFor(c, q, r, done, len);
       lines = lines && oneShotAllowsLines(args[r], q.type);
+      lines128 = lines128 && oneShotAllowsLines128(args[r], q.type);
     }
-    for (OneShotArgs& a : args) a.lines = lines;
+    for (OneShotArgs& a : args) {
+      a.lines128 = lines128;
+      a.lines = lines && !lines128;
+    }
     GPUPEER_RETURN_IF_ERROR(launchAll(c, q, args.data(), launchOneShot));
   }
   return Status::ok();

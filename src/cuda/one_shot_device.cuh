@@ -128,6 +128,10 @@ __device__ __forceinline__ U* outChunk(const OneShotArgs& a, int q) {
 /// The low-latency kernel's launch (one_shot_lines.cu); launchOneShot calls it when a.lines.
 cudaError_t launchOneShotLines(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
+/// The 128-byte variant's launch (one_shot_lines128.cu); launchOneShot calls it when
+/// a.lines128.
+cudaError_t launchOneShotLines128(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
 /// Launches `kernel(a)` with a.earlyLaunch's programmatic dependent launch.
 cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,
                                 int threads = oneshot::kThreads);

@@ -208,9 +208,19 @@ bool oneShotAllowsLines(const OneShotArgs& a, DataType type) {
   return a.llScratch[a.rank] && (aligned || bytes < 8) && lines * 16 <= a.llSlotBytes;
 }
 
+bool oneShotAllowsLines128(const OneShotArgs& a, DataType type) {
+  // Whole 8-byte words in every chunk, every chunk on an 8-byte boundary; its tokens are the
+  // 16-byte lines'.
+  const std::size_t es = dataTypeSize(type), bytes = a.len * es;
+  const bool aligned = aligned8(a.in) && aligned8(a.out) && (a.inStride * es) % 8 == 0 && (a.outStride * es) % 8 == 0;
+  return a.ll128Scratch[a.rank] && a.llScratch[a.rank] && aligned && bytes % 8 == 0 &&
+         line128Bytes(bytes) <= a.ll128SlotBytes;
+}
+
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   if (a.len == 0) return cudaSuccess;
   if (a.ranks < 2 || a.ranks > kMaxCommRanks) return cudaErrorInvalidValue;
+  if (a.lines128) return launchOneShotLines128(a, type, stream);
   if (a.lines) return launchOneShotLines(a, type, stream);
   return dispatchType(type, LaunchOneShot{a, stream});
 }

@@ -63,6 +63,16 @@ struct OneShotArgs {
   void* llScratch[kMaxCommRanks] = {};
   std::size_t llSlotBytes = 0;
   bool lines = false;  ///< take the low-latency variant (decided for all ranks at once)
+  /// The 128-byte variant's buffers (see launchOneShot): ll128Scratch[r] holds 2 parities x
+  /// ranks slots of ll128SlotBytes of 128-byte lines; its tokens are the low-latency variant's.
+  void* ll128Scratch[kMaxCommRanks] = {};
+  std::size_t ll128SlotBytes = 0;
+  bool lines128 = false;  ///< take the 128-byte variant (decided for all ranks at once)
+  /// The 128-byte variant's lag: in its k-th round of lines a warp sends round k and finishes
+  /// round k - lines128Lag (one_shot_lines128.cu).
+  int lines128Lag = 2;
+  /// The 128-byte variant's most blocks (comm/line128_rules.hpp; maxBlocks overrides).
+  int lines128Blocks = 132;
   /// The low-latency variant's lines per block (a multiple of 32 up to kMaxLineBlockLines; 0:
   /// lineGridFor's rule, comm/line_grid.hpp).
   int lineBlockLines = 0;
@@ -82,7 +92,8 @@ struct OneShotArgs {
 /// operation with the same arguments apart from its own buffers. Small pieces whose buffers
 /// are 8-byte aligned take the low-latency variant: data travels in 16-byte lines that carry
 /// the operation's epoch beside every 4 bytes (NCCL's LL idea), so a receiver polls its own
-/// memory for the data itself and no fence or separate flag crosses the link.
+/// memory for the data itself and no fence or separate flag crosses the link. Larger pieces
+/// (a.lines128) take the 128-byte variant: 120 data bytes and a flag per 128-byte line.
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
 /// Launches rank `a.rank`'s pull kernel: after a barrier with every peer (inputs ready, outputs
@@ -105,6 +116,20 @@ inline constexpr int kChainThreads = 256;
 /// The most steps a block of the chain kernel may take (its flags count them within an
 /// operation's range).
 inline constexpr std::size_t kMaxChainSteps = 4000;
+
+/// The 128-byte variant's lines: 120 data bytes and an 8-byte flag each.
+inline constexpr std::size_t kLine128Bytes = 128;
+inline constexpr std::size_t kLine128Data = 120;
+
+/// The slot bytes the 128-byte variant needs for a piece of `bytes` (a multiple of 8).
+constexpr std::size_t line128Bytes(std::size_t bytes) {
+  return (bytes + kLine128Data - 1) / kLine128Data * kLine128Bytes;
+}
+
+/// Whether this rank's arguments allow the 128-byte variant: 8-byte aligned buffers and
+/// chunks, whole 8-byte words, a piece whose lines fit ll128SlotBytes. The host sets
+/// `lines128` only when every rank's do.
+bool oneShotAllowsLines128(const OneShotArgs& a, DataType type);
 
 /// Whether this rank's arguments allow the low-latency variant: 8-byte aligned buffers and
 /// chunks, a piece that fits llSlotBytes. The host sets `lines` only when every rank's do.

@@ -28,8 +28,9 @@ TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
     for (CollOp op : kAllOps) {
       if (!testing::serves(algo, op)) continue;
       for (DataType t : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt8})
-        // 16 and 8192 elements go in 16-byte lines (the low-latency variant), 1 and 4097 are not
-        // a multiple of 8 bytes, 100003 floats exceed a scratch slot.
+        // On 2 GPUs 16 and 8192 elements go in 128-byte lines, 1 and 4097 are not a multiple of
+        // 8 bytes (16-byte lines where a chunk is 8-byte aligned, else the regular variant),
+        // 100003 floats exceed a scratch slot.
         for (std::size_t count :
              {std::size_t{1}, std::size_t{16}, std::size_t{4097}, std::size_t{8192}, std::size_t{100003}})
           for (int root : {0, 1}) {

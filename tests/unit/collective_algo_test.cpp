@@ -61,15 +61,18 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
         rule.algo)
         << "row " << i;
   }
-  // 2 GPUs: the one-shot kernel keeps all-reduces up to 1 MiB; split takes the middle from
-  // 2 MiB, in place too; without mapped buffers the one-shot kernel keeps it.
+  // 2 GPUs: the one-shot kernel keeps all-reduces up to 16 MiB (128-byte lines); split takes
+  // the middle from just above, in place too; without mapped buffers the one-shot kernel keeps it.
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 20, 2, true, "").value(), CollAlgo::kOneShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 2u << 20, 2, true, "").value(), CollAlgo::kSplit);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "").value(), CollAlgo::kSplit);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "", algorithmTable(), false).value(),
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 16u << 20, 2, true, "").value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, (16u << 20) + 4, 2, true, "").value(), CollAlgo::kSplit);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "").value(), CollAlgo::kSplit);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "", algorithmTable(), false).value(),
             CollAlgo::kSplit);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8u << 20, 2, true, "", algorithmTable(), false, false, false).value(),
-            CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "", algorithmTable(), false, false, false).value(),
+            CollAlgo::kCopyEngine);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 16u << 20, 2, true, "").value(), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 32u << 20, 2, true, "").value(), CollAlgo::kPull);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
   EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 16u << 20, 2, true, "").value(), CollAlgo::kOneShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 32u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);

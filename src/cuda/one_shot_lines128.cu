@@ -1,0 +1,226 @@
+// The one-shot kernel's 128-byte variant (on 2 GPUs it takes every piece of whole 8-byte
+// words: comm/line128_rules.hpp): data travels in 128-byte lines of 120 data bytes and an 8-byte
+// flag that holds the operation's epoch (NCCL's LL128 idea). Eight consecutive threads of a warp
+// store one aligned line with one 16-byte store each, in the same instruction, and NVLink
+// delivers such a line whole (the property NCCL's LL128 relies on; CUDA does not document it),
+// so a receiver that reads the flag with the line's other 120 bytes (again one instruction of
+// eight threads) has the data the flag vouches for. A line costs 128 bytes for 120 of data, where
+// the 16-byte lines cost 16 for 8, and, as there, no fence or separate flag crosses the link.
+#include <algorithm>
+
+#include "cuda/line_device.cuh"
+#include "cuda/one_shot_device.cuh"
+#include "cuda/reduce_math.cuh"
+
+namespace gpupeer {
+namespace {
+
+using namespace oneshot;
+using Word = unsigned long long;
+
+constexpr int kLineWords = kLine128Bytes / 8;  // 8-byte words per line
+constexpr int kDataWords = kLine128Data / 8;   // of which data; the last is the flag
+constexpr int kLineThreads = 8;                // threads per line, two words each
+constexpr int kWarpLines = 32 / kLineThreads;
+
+__device__ __forceinline__ void storeWords(Word* p, Word x, Word y) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(x), "l"(y) : "memory");
+}
+__device__ __forceinline__ void loadWords(const Word* p, Word& x, Word& y) {
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(x), "=l"(y) : "l"(p) : "memory");
+}
+
+__device__ __forceinline__ Word* lines128(const OneShotArgs& a, int owner, std::uint32_t parity, int sender) {
+  char* base = static_cast<char*>(a.ll128Scratch[owner]) + (parity * a.ranks + sender) * a.ll128SlotBytes;
+  return reinterpret_cast<Word*>(base);
+}
+
+// Where one thread's two words sit: line `line` of the piece (valid: it exists), slot `slot`
+// of the line's eight; data words `first` and first + 1 of the chunk, the second of them the
+// flag on slot 7.
+struct LinePlace {
+  bool valid;
+  bool flagSlot;
+  std::size_t line, first;
+  int slot;
+};
+
+__device__ __forceinline__ LinePlace placeOf(std::size_t warpLine, std::size_t lineCount) {
+  const int lane = threadIdx.x % 32;
+  LinePlace p;
+  p.line = warpLine + lane / kLineThreads;
+  p.slot = lane % kLineThreads;
+  p.valid = p.line < lineCount;
+  p.flagSlot = p.slot == kLineThreads - 1;
+  p.first = p.line * kDataWords + 2 * p.slot;
+  return p;
+}
+
+// The thread's two data words of a chunk (0 past its end or in the flag's place).
+__device__ __forceinline__ void loadData(const Word* src, const LinePlace& p, std::size_t words, Word& x, Word& y) {
+  x = p.valid && p.first < words ? src[p.first] : 0;
+  y = p.valid && !p.flagSlot && p.first + 1 < words ? src[p.first + 1] : 0;
+}
+__device__ __forceinline__ void storeData(Word* dst, const LinePlace& p, std::size_t words, Word x, Word y) {
+  if (p.valid && p.first < words) dst[p.first] = x;
+  if (p.valid && !p.flagSlot && p.first + 1 < words) dst[p.first + 1] = y;
+}
+
+// Polls the warp's lines from one sender until every one carries `epoch` in its flag; the
+// whole warp calls it together. Gives up (recording `sender`) after the barrier timeout.
+__device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* base, const LinePlace& p,
+                                           std::uint32_t epoch, int sender, Word& x, Word& y) {
+  const Word* at = base + p.line * kLineWords + 2 * p.slot;
+  unsigned long long start = 0;
+  for (int spins = 0;; ++spins) {
+    x = y = 0;
+    if (p.valid) loadWords(at, x, y);
+    if (__all_sync(0xffffffffu, !p.valid || !p.flagSlot || y == epoch)) return;
+    if (spins == 64) start = now();
+    if (spins > 64 && (spins & 1023) == 0 && __any_sync(0xffffffffu, now() - start > kBarrierTimeoutNs)) {
+      if (threadIdx.x % 32 == 0) atomicCAS(a.error, 0u, static_cast<std::uint32_t>(sender + 1));
+      x = y = 0;
+      return;
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ const Word* inWords(const OneShotArgs& a, int q) {
+  return reinterpret_cast<const Word*>(static_cast<const T*>(a.in) + q * a.inStride);
+}
+template <class T>
+__device__ __forceinline__ Word* outWords(const OneShotArgs& a, int q) {
+  return reinterpret_cast<Word*>(static_cast<T*>(a.out) + q * a.outStride);
+}
+
+__device__ __forceinline__ uint2 asUnit(Word w) {
+  return make_uint2(static_cast<unsigned>(w), static_cast<unsigned>(w >> 32));
+}
+__device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) | static_cast<Word>(u.y) << 32; }
+
+// Every warp takes kWarpLines lines at a time, the grid's warps in turn (a round). In round k
+// a warp sends its lines of round k to every receiver and then finishes those of round
+// k - lag, which the senders' same warp sent `lag` rounds before: their flight overlaps this
+// warp's sending, where finishing only after the last send left every warp's last rounds of
+// polls and loads exposed (8 MiB all-reduce in graphs on 2x H200: 35.1-35.5 us so, 31.5-31.7 at
+// lag 0; bench/results/2026-11-22-h200x2-s12, runs 1 and 3).
+// kRanks: 2, where the rank count is known when compiling, or 0 for any. For 2 every array and
+// loop over ranks shrinks to two: 36-40 registers instead of 96-128, three blocks per SM, and
+// all-reduces of 8-32 KiB in 2.9 us instead of 3.3, 8 MiB in 28.2 instead of 31.5 (run 5).
+template <class T, int kRanks>
+__global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128(OneShotArgs a) {
+  const std::uint32_t epoch = beginOperation(a);
+  const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
+  const int me = a.rank, n = kRanks ? kRanks : a.ranks;
+  const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
+  const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * (blockDim.x / 32);
+  const std::size_t firstLine = (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * kWarpLines;
+  const std::size_t stride = warps * kWarpLines;
+  auto from = [&](int r) { return lines128(a, me, parity, r); };
+  auto send = [&](std::size_t w) {
+    const LinePlace p = placeOf(w, lineCount);
+    for (int k = 1; k < n; ++k) {
+      const int d = (me + k) % n;  // staggered, as in oneShot's push
+      if (!dataFlows(a, me, d)) continue;
+      Word x, y;
+      loadData(inWords<T>(a, chunkFor(a, d)), p, words, x, y);
+      if (p.flagSlot) y = epoch;
+      if (p.valid) storeWords(lines128(a, d, parity, me) + p.line * kLineWords + 2 * p.slot, x, y);
+    }
+  };
+  auto finish = [&](std::size_t w) {
+    const LinePlace p = placeOf(w, lineCount);
+    switch (a.op) {
+      case CollOp::kAllReduce:
+      case CollOp::kReduceScatter:
+      case CollOp::kReduce: {
+        if (a.op == CollOp::kReduce && me != a.root) break;
+        uint2 v0[kMaxCommRanks], v1[kMaxCommRanks];  // registers: unrolled constant indices
+#pragma unroll
+        for (int r = 0; r < kMaxCommRanks; ++r)
+          if (r < n) {
+            Word x, y;
+            if (r == me)
+              loadData(inWords<T>(a, a.op == CollOp::kReduceScatter ? me : 0), p, words, x, y);
+            else
+              awaitLines(a, from(r), p, epoch, r, x, y);
+            v0[r] = asUnit(x);
+            v1[r] = asUnit(y);
+          }
+        storeData(outWords<T>(a, 0), p, words, asWord(reduceUnits<T, uint2>(a.redop, v0, n)),
+                  asWord(reduceUnits<T, uint2>(a.redop, v1, n)));
+        break;
+      }
+      case CollOp::kAllGather:
+      case CollOp::kAllToAll: {
+        const Word* own = inWords<T>(a, a.op == CollOp::kAllToAll ? me : 0);
+        for (int r = 0; r < n; ++r) {
+          Word* out = outWords<T>(a, r);
+          if (r == me && own == out) continue;
+          Word x, y;
+          if (r == me)
+            loadData(own, p, words, x, y);
+          else
+            awaitLines(a, from(r), p, epoch, r, x, y);
+          storeData(out, p, words, x, y);
+        }
+        break;
+      }
+      case CollOp::kBroadcast:
+      case CollOp::kSendRecv: {
+        const int src = a.op == CollOp::kBroadcast ? a.root : (me + n - 1) % n;
+        const Word* own = inWords<T>(a, 0);
+        Word* out = outWords<T>(a, 0);
+        if (src == me && own == out) break;
+        Word x, y;
+        if (src == me)
+          loadData(own, p, words, x, y);
+        else
+          awaitLines(a, from(src), p, epoch, src, x, y);
+        storeData(out, p, words, x, y);
+        break;
+      }
+    }
+  };
+  // Tokens first: a rank that sends nothing to a peer in this operation still tells it that
+  // it has begun (the slots' reuse argument needs every rank to hear from every peer).
+  if (blockIdx.x == 0 && threadIdx.x < n && threadIdx.x != me && !dataFlows(a, me, threadIdx.x))
+    storeLine(token(a, threadIdx.x, parity, me), make_uint2(0, 0), epoch);
+  // `lag` rounds of sending, then each round sent and the one `lag` rounds back finished,
+  // then the rounds left to finish.
+  std::size_t sendAt = firstLine, finishAt = firstLine;
+  for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
+  for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
+    send(sendAt);
+    finish(finishAt);
+  }
+  for (; finishAt < lineCount; finishAt += stride) finish(finishAt);
+  if (blockIdx.x == 0 && threadIdx.x < n && threadIdx.x != me && !dataFlows(a, threadIdx.x, me))
+    awaitLine(a, token(a, me, parity, threadIdx.x), epoch, threadIdx.x);
+  endOperation(a);
+}
+
+struct LaunchLines128 {
+  const OneShotArgs& a;
+  cudaStream_t stream;
+  template <class T>
+  cudaError_t operator()() const {
+    const std::size_t words = a.len * sizeof(T) / sizeof(Word);
+    const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
+    const std::size_t linesPerBlock = kThreads / kLineThreads;
+    const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
+    const int blocks = static_cast<int>(
+        std::clamp<std::size_t>((lineCount + linesPerBlock - 1) / linesPerBlock, 1, static_cast<std::size_t>(most)));
+    return launchOneShotKernel(a.ranks == 2 ? oneShotLines128<T, 2> : oneShotLines128<T, 0>, a, blocks, stream);
+  }
+};
+
+}  // namespace
+
+cudaError_t launchOneShotLines128(const OneShotArgs& a, DataType type, cudaStream_t stream) {
+  return dispatchType(type, LaunchLines128{a, stream});
+}
+
+}  // namespace gpupeer
