@@ -41,6 +41,35 @@ TEST(Line128Rules, ThreeBlocksPerSmOnTwoGpusOneFromThree) {
   EXPECT_LE(line128BlocksFor(2, 132), kMaxOneShotBlocks);
 }
 
+// The host's check before it takes the variant (no GPU: the pointers are only compared).
+TEST(Line128Rules, OnlyWholeAlignedWordsThatFitTheSlotTakeThem) {
+  alignas(16) static char memory[4096];
+  OneShotArgs a;
+  a.rank = 0;
+  a.ranks = 2;
+  a.in = memory;
+  a.out = memory + 2048;
+  a.len = 240;  // floats: 960 bytes, 8 lines
+  a.llScratch[0] = memory;
+  a.ll128Scratch[0] = memory;
+  a.ll128SlotBytes = 8 * 128;
+  EXPECT_TRUE(oneShotAllowsLines128(a, DataType::kFloat32));
+  a.len = 241;  // 964 bytes: not whole words
+  EXPECT_FALSE(oneShotAllowsLines128(a, DataType::kFloat32));
+  a.len = 242;  // 968 bytes: whole words, but 9 lines
+  EXPECT_FALSE(oneShotAllowsLines128(a, DataType::kFloat32));
+  a.len = 240;
+  a.in = memory + 4;  // not on an 8-byte boundary
+  EXPECT_FALSE(oneShotAllowsLines128(a, DataType::kFloat32));
+  a.in = memory;
+  a.outStride = 241;  // every chunk after the first off an 8-byte boundary
+  EXPECT_FALSE(oneShotAllowsLines128(a, DataType::kFloat32));
+  a.outStride = 242;
+  EXPECT_TRUE(oneShotAllowsLines128(a, DataType::kFloat32));
+  a.ll128Scratch[0] = nullptr;  // no slots (3+ GPUs by default)
+  EXPECT_FALSE(oneShotAllowsLines128(a, DataType::kFloat32));
+}
+
 TEST(Line128Rules, LinesHold120BytesEach) {
   EXPECT_EQ(line128Bytes(8), 128u);
   EXPECT_EQ(line128Bytes(120), 128u);
