@@ -46,6 +46,21 @@ every_operation_against_nccl() {
   done
 }
 
+# closing_sweep: the GPU tests; every operation by the table on 2 GPUs against NCCL, 8 B to
+# 512 MiB (every_operation_against_nccl g2); the all-reduce in graphs at every power of 2 from
+# 8 B to 8 MiB against NCCL; and three all-reduce sweeps from 1 to 64 KiB in graphs: the body of
+# every session's closing run on 2 GPUs since session 11.
+closing_sweep() {
+  local i
+  step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
+  every_operation_against_nccl g2 2 512M
+  step g2-all_reduce-small-graph "$g" coll all_reduce -b 8 -e 8M -f 2 -g 2 -d float -o sum -G 10 --baseline nccl \
+    --json "$out/g2-all_reduce-small-graph.json"
+  for i in 1 2 3; do
+    step "g2-all_reduce-1K-64K-graph-$i" "$g" coll all_reduce -b 1K -e 64K -f 2 -g 2 -d float -o sum -G 10
+  done
+}
+
 # write_machine_info: date, host, the GPUs and the NCCL setting in $out/machine.txt.
 write_machine_info() {
   {

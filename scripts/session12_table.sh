@@ -9,10 +9,4 @@ set -u
 source "$(dirname "$0")/logged_steps.sh"
 begin_run "${1:?build dir}" "${2:?log dir}" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-200}
-step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
-every_operation_against_nccl g2 2 512M
-step g2-all_reduce-small-graph "$g" coll all_reduce -b 8 -e 8M -f 2 -g 2 -d float -o sum -G 10 --baseline nccl \
-  --json "$out/g2-all_reduce-small-graph.json"
-for i in 1 2 3; do
-  step "g2-all_reduce-1K-64K-graph-$i" "$g" coll all_reduce -b 1K -e 64K -f 2 -g 2 -d float -o sum -G 10
-done
+closing_sweep

@@ -130,6 +130,20 @@ __global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128
       if (p.valid) storeWords(lines128(a, d, parity, me) + p.line * kLineWords + 2 * p.slot, x, y);
     }
   };
+  // Rank r's two words of line p: this rank's own (from `own`), or the ones rank r sent.
+  auto take = [&](int r, const Word* own, const LinePlace& p, Word& x, Word& y) {
+    if (r == me)
+      loadData(own, p, words, x, y);
+    else
+      awaitLines(a, from(r), p, epoch, r, x, y);
+  };
+  // Rank r's words of line p into `out`, unless they are there already (in place).
+  auto copyFrom = [&](int r, const Word* own, Word* out, const LinePlace& p) {
+    if (r == me && own == out) return;
+    Word x, y;
+    take(r, own, p, x, y);
+    storeData(out, p, words, x, y);
+  };
   auto finish = [&](std::size_t w) {
     const LinePlace p = placeOf(w, lineCount);
     switch (a.op) {
@@ -142,10 +156,7 @@ __global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128
         for (int r = 0; r < kMaxCommRanks; ++r)
           if (r < n) {
             Word x, y;
-            if (r == me)
-              loadData(inWords<T>(a, a.op == CollOp::kReduceScatter ? me : 0), p, words, x, y);
-            else
-              awaitLines(a, from(r), p, epoch, r, x, y);
+            take(r, inWords<T>(a, a.op == CollOp::kReduceScatter ? me : 0), p, x, y);
             v0[r] = asUnit(x);
             v1[r] = asUnit(y);
           }
@@ -156,30 +167,12 @@ __global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128
       case CollOp::kAllGather:
       case CollOp::kAllToAll: {
         const Word* own = inWords<T>(a, a.op == CollOp::kAllToAll ? me : 0);
-        for (int r = 0; r < n; ++r) {
-          Word* out = outWords<T>(a, r);
-          if (r == me && own == out) continue;
-          Word x, y;
-          if (r == me)
-            loadData(own, p, words, x, y);
-          else
-            awaitLines(a, from(r), p, epoch, r, x, y);
-          storeData(out, p, words, x, y);
-        }
+        for (int r = 0; r < n; ++r) copyFrom(r, own, outWords<T>(a, r), p);
         break;
       }
       case CollOp::kBroadcast:
       case CollOp::kSendRecv: {
-        const int src = a.op == CollOp::kBroadcast ? a.root : (me + n - 1) % n;
-        const Word* own = inWords<T>(a, 0);
-        Word* out = outWords<T>(a, 0);
-        if (src == me && own == out) break;
-        Word x, y;
-        if (src == me)
-          loadData(own, p, words, x, y);
-        else
-          awaitLines(a, from(src), p, epoch, src, x, y);
-        storeData(out, p, words, x, y);
+        copyFrom(a.op == CollOp::kBroadcast ? a.root : (me + n - 1) % n, inWords<T>(a, 0), outWords<T>(a, 0), p);
         break;
       }
     }
