@@ -218,6 +218,20 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         impl->p2p = false;
       }
     }
+  // The 128-byte lines rely on a line stored by one instruction arriving whole, which NVLink
+  // provides (NCCL takes its LL128 only over NVLink too). CUDA reports native atomics between
+  // two GPUs over NVLink (true for every pair of the 2x and 4x H200 machines' snapshots), not
+  // over PCIe: without them on every pair, no 128-byte lines, whatever GPUPEER_LL128_SLOT says.
+  bool nativeAtomics = impl->p2p;
+  for (int i = 0; i < n && nativeAtomics; ++i)
+    for (int k = 0; k < n && nativeAtomics; ++k) {
+      int value = 0;
+      nativeAtomics = i == k || (cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrNativeAtomicSupported, devices[i],
+                                                           devices[k]) == cudaSuccess &&
+                                 value == 1);
+    }
+  (void)cudaGetLastError();
+  if (!nativeAtomics) impl->line128SlotBytes = 0;
   impl->ringP2p = !disabled;
   for (int i = 0; i < n; ++i)
     if (missing.count({i, (i + 1) % n}) || missing.count({(i + 1) % n, i})) impl->ringP2p = false;

@@ -19,7 +19,9 @@ inline constexpr std::size_t kNoLines128 = ~std::size_t{0};
 std::size_t line128FromBytesFor(int ranks);
 
 /// Each slot of the 128-byte lines (2 parities x ranks slots per GPU): 18 MiB on 2 GPUs, room
-/// for pieces of 16 MiB (the one-shot slot); none from 3 GPUs, where they are not taken.
+/// for pieces of 16 MiB (the one-shot slot); none from 3 GPUs, where they are not taken. (The
+/// communicator allocates none at all unless every pair of its GPUs has native atomics, i.e.
+/// NVLink: communicator.cpp.)
 std::size_t line128SlotBytesFor(int ranks);
 
 /// The kernel's lag for a piece of `bytes`: in its k-th round of lines a warp sends round k and

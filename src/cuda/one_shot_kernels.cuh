@@ -93,8 +93,8 @@ struct OneShotArgs {
 /// are 8-byte aligned take the low-latency variant: data travels in 16-byte lines that carry
 /// the operation's epoch beside every 4 bytes (NCCL's LL idea), so a receiver polls its own
 /// memory for the data itself and no fence or separate flag crosses the link. With a.lines128
-/// (comm/line128_rules.hpp: on 2 GPUs every piece of whole 8-byte words) it takes the 128-byte
-/// variant: 120 data bytes and a flag per 128-byte line.
+/// (comm/line128_rules.hpp: on 2 GPUs joined by NVLink every piece of whole 8-byte words) it
+/// takes the 128-byte variant: 120 data bytes and a flag per 128-byte line.
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
 /// Launches rank `a.rank`'s pull kernel: after a barrier with every peer (inputs ready, outputs
