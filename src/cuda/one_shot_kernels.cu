@@ -200,20 +200,27 @@ std::size_t oneShotLineScratchBytes(int ranks, std::size_t slotBytes) {
   return 2 * ranks * slotBytes + 2 * ranks * sizeof(uint4);
 }
 
+namespace {
+
+// Every chunk of this rank's input and output starts on an 8-byte boundary (elements of `es`).
+bool chunksAligned8(const OneShotArgs& a, std::size_t es) {
+  return aligned8(a.in) && aligned8(a.out) && (a.inStride * es) % 8 == 0 && (a.outStride * es) % 8 == 0;
+}
+
+}  // namespace
+
 bool oneShotAllowsLines(const OneShotArgs& a, DataType type) {
   // Whole units are 8-byte accesses: every chunk must start on an 8-byte boundary, unless a
   // chunk is less than one unit (then every access is one element).
   const std::size_t es = dataTypeSize(type), bytes = a.len * es, lines = (bytes + 7) / 8;
-  const bool aligned = aligned8(a.in) && aligned8(a.out) && (a.inStride * es) % 8 == 0 && (a.outStride * es) % 8 == 0;
-  return a.llScratch[a.rank] && (aligned || bytes < 8) && lines * 16 <= a.llSlotBytes;
+  return a.llScratch[a.rank] && (chunksAligned8(a, es) || bytes < 8) && lines * 16 <= a.llSlotBytes;
 }
 
 bool oneShotAllowsLines128(const OneShotArgs& a, DataType type) {
   // Whole 8-byte words in every chunk, every chunk on an 8-byte boundary; its tokens are the
   // 16-byte lines'.
   const std::size_t es = dataTypeSize(type), bytes = a.len * es;
-  const bool aligned = aligned8(a.in) && aligned8(a.out) && (a.inStride * es) % 8 == 0 && (a.outStride * es) % 8 == 0;
-  return a.ll128Scratch[a.rank] && a.llScratch[a.rank] && aligned && bytes % 8 == 0 &&
+  return a.ll128Scratch[a.rank] && a.llScratch[a.rank] && chunksAligned8(a, es) && bytes % 8 == 0 &&
          line128Bytes(bytes) <= a.ll128SlotBytes;
 }
 
