@@ -150,6 +150,15 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                            fmt::format("GPUPEER_ONESHOT_BLOCKS={}: give 1 to {} blocks", v, kMaxOneShotBlocks));
     impl->oneShotBlocks = static_cast<int>(blocks.value());
   }
+  impl->ceIssuer = ceIssuerFor(n);
+  if (const std::string v = envValue("GPUPEER_CE_ISSUE"); !v.empty()) {
+    if (v == "sender")
+      impl->ceIssuer = CeIssuer::kSender;
+    else if (v == "receiver")
+      impl->ceIssuer = CeIssuer::kReceiver;
+    else
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("GPUPEER_CE_ISSUE={}: give sender or receiver", v));
+  }
   if (const std::string v = envValue("GPUPEER_LL_BLOCK_LINES"); !v.empty()) {
     Result<std::size_t> lines = parseByteSize(v);
     if (!lines.isOk() || lines.value() < 32 || lines.value() > kMaxLineBlockLines || lines.value() % 32)

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/ce_issuer.hpp"
 #include "comm/launch_pool.hpp"
 #include "comm/pull_plan.hpp"
 #include "comm/rank_signals.hpp"
@@ -84,6 +85,7 @@ struct Communicator::Impl {
   // measuring (comm/pull_plan.hpp).
   std::size_t pullBlockBytes = 0;
   std::size_t pullTileBytes = kPullTileByRule;
+  CeIssuer ceIssuer = CeIssuer::kSender;  // ceIssuerFor(ranks) unless GPUPEER_CE_ISSUE says
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and counters: the
     // 64-bit operation counter in words 0-1, the error word in word 2.

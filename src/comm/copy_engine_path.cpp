@@ -90,8 +90,16 @@ Status copying(Communicator::Impl& c, const CollRequest& q) {
   for (int r = 0; r < n; ++r) {
     const int dev = c.devices[r];
     GPUPEER_CUDA_CHECK(dev, cudaSetDevice(dev));
-    auto send = [&](int d, const void* src, void* dst) {
-      return copyBetween(c, r, d, dst, src, bytes, d == r ? q.streams[r] : c.ranks[r].copyStream.get());
+    // A copy to a peer goes on the side stream of the rank whose engines carry it.
+    const bool pulls = c.ceIssuer == CeIssuer::kReceiver && c.p2p;
+    auto send = [&](int d, const void* src, void* dst) -> Status {
+      if (d == r) {
+        GPUPEER_CUDA_CHECK(dev, cudaSetDevice(dev));
+        return copyBetween(c, r, d, dst, src, bytes, q.streams[r]);
+      }
+      const int issuer = pulls ? d : r;
+      GPUPEER_CUDA_CHECK(c.devices[issuer], cudaSetDevice(c.devices[issuer]));
+      return copyBetween(c, r, d, dst, src, bytes, c.ranks[issuer].copyStream.get());
     };
     for (int k = 0; k < n; ++k) {
       const int d = (r + k) % n;  // staggered: see reducing()

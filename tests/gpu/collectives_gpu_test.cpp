@@ -301,6 +301,45 @@ TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
   }
 }
 
+TEST(CollectivesGpu, CopyEnginesOfTheSendersOrOfTheReceivers) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // GPUPEER_CE_ISSUE: the senders' engines push the copying operations' pieces, or the
+  // receivers' pull them (the reductions always push), with 8 MiB slots so that 16 MiB messages
+  // refill positions; odd counts and offsets, in place, both roots, reduces back to back with
+  // the root moving, and in-place sums back to back (each would see a copy overtaken).
+  const std::vector<int> devices = testing::firstGpus(2);
+  const std::size_t count = (4u << 20) + 5;
+  Ranks ranks(count * 4 + 64, devices);
+  for (const char* issue : {"sender", "receiver"})
+    for (const char* signals : {"events", "flags"}) {
+      SCOPED_TRACE(::testing::Message() << issue << " " << signals);
+      CommunicatorOptions o = options("ce");
+      o.ceSlotBytes = 8u << 20;
+      setenv("GPUPEER_CE_ISSUE", issue, 1);
+      setenv("GPUPEER_CE_SIGNALS", signals, 1);
+      auto comm = Communicator::create(devices, o);
+      unsetenv("GPUPEER_CE_SIGNALS");
+      unsetenv("GPUPEER_CE_ISSUE");
+      ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+      for (CollOp op : kAllOps) {
+        const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
+        const std::size_t c = shares ? count / 2 : count;
+        for (int root : {0, 1}) {
+          testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, root, c, 0, false);
+          testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, root, 4097, 4, true);
+          testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt8, RedOp::kMax, root, 3, 1, false);
+        }
+      }
+      const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
+      for (int i = 0; i < 20; ++i)
+        ASSERT_TRUE(comm.value()
+                        ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % 2, ranks.raw)
+                        .isOk());
+      testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
+      EXPECT_TRUE(comm.value()->checkBarriers().isOk());
+    }
+}
+
 TEST(CollectivesGpu, CopyEngineAndOneKernelOperationsBackToBack) {
   GPUPEER_REQUIRE_GPUS(2);
   // The table's choices on two GPUs, back to back without a host sync: in-place all-gathers of
