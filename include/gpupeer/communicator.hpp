@@ -30,8 +30,9 @@ namespace gpupeer {
 
 struct CommunicatorOptions {
   /// One-shot scratch per rank: 2 x ranks slots of this size. Larger one-shot messages go in
-  /// pieces. (Beside it, on 2 GPUs joined by NVLink, the 128-byte lines' 2 x 2 slots of 18 MiB:
-  /// 72 MiB per GPU; and the 16-byte lines' 2 x ranks slots of 2 MiB.)
+  /// pieces. (Beside it, where every pair is joined by NVLink, the 128-byte lines' 2 x ranks
+  /// slots, of 18 MiB on 2 GPUs (72 MiB per GPU) and of 2 MiB from 3; and the 16-byte lines'
+  /// 2 x ranks slots of 2 MiB.)
   std::size_t oneShotSlotBytes = 16u << 20;
   /// Copy-engine scratch per rank and sender: ranks x this per rank. A message up to this size
   /// per sender goes without waiting for slots to free up; larger ones reuse them in turn.

@@ -2,9 +2,9 @@
 
 namespace gpupeer {
 
-std::size_t line128FromBytesFor(int ranks) { return ranks == 2 ? 0 : kNoLines128; }
+std::size_t line128FromBytesFor(int ranks) { return ranks == 2 ? 0 : 64u << 10; }
 
-std::size_t line128SlotBytesFor(int ranks) { return ranks == 2 ? 18u << 20 : 0; }
+std::size_t line128SlotBytesFor(int ranks) { return ranks == 2 ? 18u << 20 : 2u << 20; }
 
 int line128LagFor(std::size_t bytes) {
   constexpr std::size_t kMiB = 1u << 20;

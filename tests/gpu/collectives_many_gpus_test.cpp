@@ -44,9 +44,11 @@ TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
       for (CollOp op : kAllOps) {
         if (!serves(algo, op)) continue;
         for (DataType t : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt8})
-          // 1 and 4097 are not a multiple of 8 bytes; 16 goes in 16-byte lines; 100003 floats
-          // exceed a one-shot slot and, times the ranks, a copy-engine chunk.
-          for (std::size_t count : {std::size_t{1}, std::size_t{16}, std::size_t{4097}, std::size_t{100003}})
+          // 1 and 4097 are not a multiple of 8 bytes; 16 goes in 16-byte lines, 32768 floats
+          // (pieces of 128 KiB) in 128-byte lines; 100003 floats exceed a one-shot slot and,
+          // times the ranks, a copy-engine chunk.
+          for (std::size_t count :
+               {std::size_t{1}, std::size_t{16}, std::size_t{4097}, std::size_t{32768}, std::size_t{100003}})
             for (int root : {0, n - 1}) {
               if (root && op != CollOp::kBroadcast && op != CollOp::kReduce) continue;
               testing::runAndCheckArrangements(*comm.value(), ranks, op, t, root, count);

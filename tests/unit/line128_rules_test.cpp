@@ -17,10 +17,13 @@ TEST(Line128Rules, TwoGpusTakeThemForEveryPieceInSlotsForTheWholeOneShotSlot) {
   EXPECT_EQ(line128SlotBytesFor(2) % 4096, 0u);
 }
 
-TEST(Line128Rules, FromThreeGpusNeverAndNoSlots) {
+TEST(Line128Rules, FromThreeGpusPiecesFrom64KiBUpToTheirSlot) {
   for (int ranks : {3, 4, 8}) {
-    EXPECT_EQ(line128FromBytesFor(ranks), kNoLines128);
-    EXPECT_EQ(line128SlotBytesFor(ranks), 0u);
+    EXPECT_EQ(line128FromBytesFor(ranks), 64u << 10);
+    EXPECT_EQ(line128SlotBytesFor(ranks), 2u << 20);
+    // A piece of 1.5 MiB fits its slot; one of 2 MiB (slower in lines on 4 GPUs) does not.
+    EXPECT_LE(line128Bytes(3u << 19), line128SlotBytesFor(ranks));
+    EXPECT_GT(line128Bytes(2u << 20), line128SlotBytesFor(ranks));
   }
 }
 
