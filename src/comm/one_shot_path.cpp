@@ -111,8 +111,7 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type);
   const std::vector<PullPart> parts = planPull(q.op, n, q.root, q.count, es, split);
-  std::size_t longest = 0;
-  for (const PullPart& p : parts) longest = std::max(longest, p.len);
+  const std::size_t longest = longestPart(parts);
   const int blocks =
       pullBlocksFor(longest * es, std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms, kMaxOneShotBlocks),
                     c.pullBlockBytes ? c.pullBlockBytes : pullBlockBytesFor(q.op, n, longest * es));

@@ -106,6 +106,12 @@ std::vector<PullPart> planPull(CollOp op, int n, int root, std::size_t count, st
   return parts;
 }
 
+std::size_t longestPart(const std::vector<PullPart>& parts) {
+  std::size_t longest = 0;
+  for (const PullPart& p : parts) longest = std::max(longest, p.len);
+  return longest;
+}
+
 int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlock) {
   const std::size_t most = static_cast<std::size_t>(std::max(mostBlocks, 1));
   return static_cast<int>(std::clamp<std::size_t>(partBytes / std::max<std::size_t>(bytesPerBlock, 1), 1, most));
@@ -117,11 +123,11 @@ std::size_t pullBlockBytesFor(CollOp op, int ranks, std::size_t partBytes) {
   if (ranks > 2 && op == CollOp::kReduce)
     return partBytes < kMiB ? 16u << 10 : partBytes < 2 * kMiB ? 128u << 10 : 256u << 10;
   if (ranks > 2 && op == CollOp::kBroadcast)
-    return partBytes < kMiB       ? 16u << 10
-           : partBytes < 2 * kMiB ? 128u << 10
-           : partBytes < 4 * kMiB ? 512u << 10
-           : partBytes < 8 * kMiB ? kMiB
-                                  : 2 * kMiB;
+    return partBytes < kMiB        ? 16u << 10
+           : partBytes < 2 * kMiB  ? 128u << 10
+           : partBytes < 8 * kMiB  ? 256u << 10
+           : partBytes < 32 * kMiB ? partBytes / 16
+                                   : 2 * kMiB;
   return 64u << 10;
 }
 

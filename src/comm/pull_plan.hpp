@@ -47,6 +47,9 @@ struct PullPart {
 /// aligned buffers stay aligned in every part.
 std::vector<PullPart> planPull(CollOp op, int ranks, int root, std::size_t count, std::size_t elementBytes, bool split);
 
+/// The longest part's elements: the pull kernel's grid and tiles are sized for it.
+std::size_t longestPart(const std::vector<PullPart>& parts);
+
 /// The pull kernel's grid for parts of at most `partBytes`: a block per `bytesPerBlock`, at
 /// least 1 and at most `mostBlocks` (the caller gives one per SM, within the kernel's limit:
 /// 512 threads with up to 120 registers each fill an SM).
@@ -71,12 +74,14 @@ int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlo
 ///   69.4 / 129.6 us in 256 KiB blocks against 45.9 / 82.9 / 155.3 in 64 KiB ones (512 KiB and
 ///   1 MiB blocks within 2% at 32 and 64 MiB, slower below); 4 MiB 25.4 in 128 KiB blocks
 ///   against 26.5; 2 MiB 17.7 in 16 KiB blocks against 18.1.
-/// * broadcast: 128 KiB per block under 2 MiB, 512 KiB under 4 MiB, 1 MiB under 8 MiB and
-///   2 MiB from there (on 4 GPUs five blocks for messages of 8-32 MiB, 10 at 64 MiB, 21 at
-///   128 MiB). 8 / 16 / 32 / 64 / 128 MiB took 37.8 / 66.3 / 119.3 / 226.1 / 433.4 us in these
-///   blocks against 38.6 / 73.3 / 144.2 / 268.6 / 455.9 in 256 KiB ones (NCCL in graphs 41.3 /
-///   68.1 / 116.0 / 210.0 / 395.3), and fewer blocks were slower again at 8 and 16 MiB (72.7
-///   and 73.6 us in 2 MiB blocks); 1 MiB 11.2 in 16 KiB blocks against 11.9 in 64 KiB ones.
+/// * broadcast, whose longest part is the root's copy into its own output, the whole message:
+///   16 KiB per block under 1 MiB, 128 KiB under 2 MiB, 256 KiB under 8 MiB (as run 3 ran: 1 / 2
+///   / 4 / 8 MiB 12.64 / 17.16 / 22.77 / 38.54 us), then 16 blocks to 32 MiB (512 KiB for 8 MiB
+///   37.78 us, 1 MiB for 16 MiB 66.31) and 2 MiB per block from 32 MiB (32 / 64 / 128 MiB 119.31
+///   / 226.13 / 433.39 us against 144.30 / 268.83 / 443.88 in run 3's grid; NCCL in graphs
+///   116.0 / 210.0 / 395.3). Session 11 wrote these thresholds as if the parts were a third of
+///   the message on 4 GPUs, which put 8 MiB in four blocks of 2 MiB: 72.49 us, and 2 MiB in four
+///   of 512 KiB: 25.03 (bench/results/2026-11-22-h200x4-s13, run 2).
 std::size_t pullBlockBytesFor(CollOp op, int ranks, std::size_t partBytes);
 
 /// The tiles in which the pull kernel deals a part to its blocks in turn, for a part of

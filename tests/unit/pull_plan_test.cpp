@@ -252,19 +252,29 @@ TEST(PullPlan, ReduceAndBroadcastFromThreeGpusTakeFewerBlocksAsTheirPartsGrow) {
   for (int ranks : {3, 4, 8}) {
     SCOPED_TRACE(ranks);
     for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce})
-      EXPECT_EQ(pullBlockBytesFor(op, ranks, kMiB - 16), 16u << 10) << collOpName(op);  // 3 MiB on 4 GPUs
+      EXPECT_EQ(pullBlockBytesFor(op, ranks, kMiB - 16), 16u << 10) << collOpName(op);
     EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, kMiB), 128u << 10);
     EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, 2 * kMiB - 16), 128u << 10);
     EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, 2 * kMiB), 256u << 10);
     EXPECT_EQ(pullBlockBytesFor(CollOp::kReduce, ranks, 64 * kMiB), 256u << 10);
-    // Broadcast: ever larger blocks, the grid of a 32 MiB message on 4 GPUs (parts of 32/3
-    // MiB) five blocks of 2 MiB.
     EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, kMiB), 128u << 10);
-    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 2 * kMiB), 512u << 10);
-    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 4 * kMiB), kMiB);
-    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 8 * kMiB), 2 * kMiB);
-    EXPECT_EQ(pullBlocksFor(32 * kMiB / 3, 132, pullBlockBytesFor(CollOp::kBroadcast, ranks, 32 * kMiB / 3)), 5);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 2 * kMiB), 256u << 10);
+    EXPECT_EQ(pullBlockBytesFor(CollOp::kBroadcast, ranks, 8 * kMiB - 16), 256u << 10);
   }
+  // Broadcast by split: the longest part is the root's own copy, the whole message, so the
+  // grids are those measured per message on 4 GPUs: 8 blocks at 2 MiB, 16 from 4 to 32 MiB,
+  // blocks of 2 MiB from there (64 at 128 MiB).
+  auto broadcastBlocks = [&](std::size_t bytes) {
+    const std::size_t longest = longestPart(planPull(CollOp::kBroadcast, 4, 1, bytes / 4, 4, true)) * 4;
+    EXPECT_EQ(longest, bytes);
+    return pullBlocksFor(longest, 132, pullBlockBytesFor(CollOp::kBroadcast, 4, longest));
+  };
+  EXPECT_EQ(broadcastBlocks(2 * kMiB), 8);
+  EXPECT_EQ(broadcastBlocks(4 * kMiB), 16);
+  EXPECT_EQ(broadcastBlocks(8 * kMiB), 16);
+  EXPECT_EQ(broadcastBlocks(16 * kMiB), 16);
+  EXPECT_EQ(broadcastBlocks(32 * kMiB), 16);
+  EXPECT_EQ(broadcastBlocks(128 * kMiB), 64);
   // 32 MiB reduced on 4 GPUs: parts of 32/3 MiB, 42 blocks of 256 KiB (132 of 64 KiB before).
   const std::size_t part = (32 * kMiB / 3 + 15) / 16 * 16;
   EXPECT_EQ(pullBlocksFor(part, 132, pullBlockBytesFor(CollOp::kReduce, 4, part)), 42);
