@@ -90,16 +90,16 @@ Status copying(Communicator::Impl& c, const CollRequest& q) {
   for (int r = 0; r < n; ++r) {
     const int dev = c.devices[r];
     GPUPEER_CUDA_CHECK(dev, cudaSetDevice(dev));
-    // A copy to a peer goes on the side stream of the rank whose engines carry it.
+    // A copy to a peer goes on the side stream of the rank whose engines carry it
+    // (comm/ce_issuer.hpp): rank r's own, or the receiver's, briefly current.
     const bool pulls = c.ceIssuer == CeIssuer::kReceiver && c.p2p;
     auto send = [&](int d, const void* src, void* dst) -> Status {
-      if (d == r) {
-        GPUPEER_CUDA_CHECK(dev, cudaSetDevice(dev));
-        return copyBetween(c, r, d, dst, src, bytes, q.streams[r]);
-      }
-      const int issuer = pulls ? d : r;
-      GPUPEER_CUDA_CHECK(c.devices[issuer], cudaSetDevice(c.devices[issuer]));
-      return copyBetween(c, r, d, dst, src, bytes, c.ranks[issuer].copyStream.get());
+      if (d == r) return copyBetween(c, r, d, dst, src, bytes, q.streams[r]);
+      if (!pulls) return copyBetween(c, r, d, dst, src, bytes, c.ranks[r].copyStream.get());
+      GPUPEER_CUDA_CHECK(c.devices[d], cudaSetDevice(c.devices[d]));
+      GPUPEER_RETURN_IF_ERROR(copyBetween(c, r, d, dst, src, bytes, c.ranks[d].copyStream.get()));
+      GPUPEER_CUDA_CHECK(dev, cudaSetDevice(dev));
+      return Status::ok();
     };
     for (int k = 0; k < n; ++k) {
       const int d = (r + k) % n;  // staggered: see reducing()
