@@ -75,13 +75,13 @@ int pullBlocksFor(std::size_t partBytes, int mostBlocks, std::size_t bytesPerBlo
 ///   1 MiB blocks within 2% at 32 and 64 MiB, slower below); 4 MiB 25.4 in 128 KiB blocks
 ///   against 26.5; 2 MiB 17.7 in 16 KiB blocks against 18.1.
 /// * broadcast, whose longest part is the root's copy into its own output, the whole message:
-///   16 KiB per block under 1 MiB, 128 KiB under 2 MiB, 256 KiB under 8 MiB (as run 3 ran: 1 / 2
-///   / 4 / 8 MiB 12.64 / 17.16 / 22.77 / 38.54 us), then 16 blocks to 32 MiB (512 KiB for 8 MiB
-///   37.78 us, 1 MiB for 16 MiB 66.31) and 2 MiB per block from 32 MiB (32 / 64 / 128 MiB 119.31
-///   / 226.13 / 433.39 us against 144.30 / 268.83 / 443.88 in run 3's grid; NCCL in graphs
-///   116.0 / 210.0 / 395.3). Session 11 wrote these thresholds as if the parts were a third of
-///   the message on 4 GPUs, which put 8 MiB in four blocks of 2 MiB: 72.49 us, and 2 MiB in four
-///   of 512 KiB: 25.03 (bench/results/2026-11-22-h200x4-s13, run 2).
+///   16 KiB per block under 1 MiB, 128 KiB under 2 MiB, 256 KiB under 8 MiB (in these, run 3
+///   took 1 / 2 / 4 MiB in 12.64 / 17.16 / 22.77 us), then 16 blocks to 32 MiB (512 KiB for
+///   8 MiB 37.78 us, 1 MiB for 16 MiB 66.31) and 2 MiB per block from 32 MiB (32 / 64 / 128 MiB
+///   119.31 / 226.13 / 433.39 us against 144.30 / 268.83 / 443.88 in run 3's 256 KiB blocks;
+///   NCCL in graphs 116.0 / 210.0 / 395.3). Session 11 wrote these thresholds as if the parts
+///   were a third of the message on 4 GPUs, which put 8 MiB in four blocks of 2 MiB (72.49 us)
+///   and 2 MiB in four of 512 KiB (25.03; bench/results/2026-11-22-h200x4-s13, run 2).
 std::size_t pullBlockBytesFor(CollOp op, int ranks, std::size_t partBytes);
 
 /// The tiles in which the pull kernel deals a part to its blocks in turn, for a part of
