@@ -46,14 +46,20 @@ every_operation_against_nccl() {
   done
 }
 
+# tests_and_every_operation TAG GPUS MAXBYTES: the GPU tests, then
+# every_operation_against_nccl TAG GPUS MAXBYTES: the body of the verification runs.
+tests_and_every_operation() {
+  step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
+  every_operation_against_nccl "$@"
+}
+
 # closing_sweep: the GPU tests; every operation by the table on 2 GPUs against NCCL, 8 B to
 # 512 MiB (every_operation_against_nccl g2); the all-reduce in graphs at every power of 2 from
 # 8 B to 8 MiB against NCCL; and three all-reduce sweeps from 1 to 64 KiB in graphs: the body of
 # every session's closing run on 2 GPUs since session 11.
 closing_sweep() {
   local i
-  step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
-  every_operation_against_nccl g2 2 512M
+  tests_and_every_operation g2 2 512M
   step g2-all_reduce-small-graph "$g" coll all_reduce -b 8 -e 8M -f 2 -g 2 -d float -o sum -G 10 --baseline nccl \
     --json "$out/g2-all_reduce-small-graph.json"
   for i in 1 2 3; do

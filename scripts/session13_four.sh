@@ -10,8 +10,7 @@ set -u
 source "$(dirname "$0")/logged_steps.sh"
 begin_run "${1:?build dir}" "${2:?log dir}" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-200}
-step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
-every_operation_against_nccl g4 4 128M
+tests_and_every_operation g4 4 128M
 ll128=(env GPUPEER_LL128_SLOT=18M GPUPEER_LL128_FROM=0)
 for op in all_reduce reduce_scatter all_gather broadcast reduce alltoall sendrecv; do
   step "$op-ll128" "${ll128[@]}" "$g" coll $op -b 8 -e 8M -f 4 -g 4 -d float -o sum -G 10

@@ -8,7 +8,6 @@ set -u
 source "$(dirname "$0")/logged_steps.sh"
 begin_run "${1:?build dir}" "${2:?log dir}" "$1/tests/gpupeer_gpu_tests"
 STEP_TIMEOUT=${STEP_TIMEOUT:-200}
-step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
-every_operation_against_nccl g4 4 128M
+tests_and_every_operation g4 4 128M
 step broadcast-1M-128M-graph "$g" coll broadcast -b 1M -e 128M -f 2 -g 4 -d float -G 10 --baseline nccl \
   --json "$out/broadcast-1M-128M-graph.json"
