@@ -95,6 +95,9 @@ const std::vector<AlgoRule>& algorithmTable() {
   // 53.7 us against split's 16.2 / 31.7-31.9 / 57.5-57.6; 32 MiB in one piece 103.4 against
   // 105.4, in two pieces ~107; reduce-scatter of 4 / 16 MiB 9.9 / 30.1 in 132 blocks against
   // 13.7 / 32.9 by the table's one-shot kernel and pull, run 1).
+  // Session 14 (bench/results/2026-11-22-h200x4-s14): the one-shot kernel keeps the 4-GPU
+  // reduce-scatter to 256 MiB, and with it the two-shot all-reduce's first half (forced in
+  // session 13's run 7: 128 / 256 MiB 326.5 / 651.5 us against split's 353.1 / 680.8).
   // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
@@ -106,7 +109,7 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduceScatter, 2, 2, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 2, 2, 128u << 20, CollAlgo::kPull},
       {CollOp::kReduceScatter, 2, 2, 32u << 20, CollAlgo::kOneShot},
-      {CollOp::kReduceScatter, 3, kMaxCommRanks, 64u << 20, CollAlgo::kOneShot},
+      {CollOp::kReduceScatter, 3, kMaxCommRanks, 256u << 20, CollAlgo::kOneShot},
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kSplit},
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kOneShot},
       {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},

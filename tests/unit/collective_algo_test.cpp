@@ -93,8 +93,8 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
     EXPECT_EQ(
         chooseAlgorithm(CollOp::kAllReduce, 2u << 20, ranks, true, "", algorithmTable(), true, false, false).value(),
         CollAlgo::kTwoShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 64u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
-    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 128u << 20, ranks, true, "").value(), CollAlgo::kSplit);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 256u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
+    EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 512u << 20, ranks, true, "").value(), CollAlgo::kSplit);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 2u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 4u << 20, ranks, true, "").value(), CollAlgo::kSplit);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 256u << 20, ranks, true, "").value(), CollAlgo::kCopyEngine);
