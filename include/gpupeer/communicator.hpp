@@ -54,9 +54,6 @@ struct CommunicatorOptions {
   /// one-shot scratch (two steps per block at least).
   std::size_t chainStepBytes = 32u << 10;
   std::size_t chainReduceStepBytes = 64u << 10;
-  /// The chain's first step (GPUPEER_CHAIN_FIRST_STEP; a multiple of 16, 0 for none): steps
-  /// start at this size and double up to the above, so that the next rank starts sooner.
-  std::size_t chainFirstStepBytes = 0;
   /// The algorithm override; by default GPUPEER_ALGO's value at create().
   std::string algorithm = "from-environment";
 };

@@ -4,18 +4,17 @@
 
 #include <algorithm>
 
-#include "cuda/chain_steps.hpp"
 #include "cuda/one_shot_kernels.cuh"
 
 namespace gpupeer {
 
-Result<ChainPlan> planChain(CollOp op, int n, int root, std::size_t bytes, std::size_t step, std::size_t firstStep,
-                            int mostBlocks, std::size_t scratch) {
+Result<ChainPlan> planChain(CollOp op, int n, int root, std::size_t bytes, std::size_t step, int mostBlocks,
+                            std::size_t scratch) {
   if ((op != CollOp::kBroadcast && op != CollOp::kReduce) || n < 2 || n > kMaxCommRanks || root < 0 || root >= n ||
-      step == 0 || step % 16 || firstStep % 16 || mostBlocks < 1)
+      step == 0 || step % 16 || mostBlocks < 1)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("chain plan: {} on {} ranks from root {}, steps of {} bytes from {}, {} blocks",
-                                     collOpName(op), n, root, step, firstStep, mostBlocks));
+                         fmt::format("chain plan: {} on {} ranks from root {}, steps of {} bytes, {} blocks",
+                                     collOpName(op), n, root, step, mostBlocks));
   const bool reduce = op == CollOp::kReduce;
   ChainPlan p;
   p.blocks = static_cast<int>(std::clamp<std::size_t>((bytes + step - 1) / step, 1, mostBlocks));
@@ -23,16 +22,8 @@ Result<ChainPlan> planChain(CollOp op, int n, int root, std::size_t bytes, std::
   // least, so that a block fills one while the next rank reads the other.
   if (reduce) step = std::max<std::size_t>(16, std::min(step, scratch / (2 * p.blocks) / 16 * 16));
   const std::size_t perStep = static_cast<std::size_t>(p.blocks) * kMaxChainSteps;
-  // A message too long for the kernel's steps takes larger ones, full from the start.
-  if (bytes > step * perStep) {
-    step = ((bytes + perStep - 1) / perStep + 15) / 16 * 16;
-    firstStep = 0;
-  }
+  if (bytes > step * perStep) step = ((bytes + perStep - 1) / perStep + 15) / 16 * 16;
   p.stepBytes = step;
-  p.firstStepBytes = firstStep == 0 || firstStep >= step ? step : firstStep;
-  // Ramp steps cover less than full ones: where the ramp's extra steps would pass the kernel's
-  // limit, none.
-  if (chainStepCount(bytes, p.blocks, p.firstStepBytes, step) > kMaxChainSteps) p.firstStepBytes = step;
   p.positions = scratch / (static_cast<std::size_t>(p.blocks) * step);
   if (reduce && p.positions < 1)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,

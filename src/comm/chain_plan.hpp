@@ -14,8 +14,6 @@ namespace gpupeer {
 struct ChainPlan {
   int blocks = 1;
   std::size_t stepBytes = 0;
-  /// The first step, doubling up to stepBytes (cuda/chain_steps.hpp); stepBytes for none.
-  std::size_t firstStepBytes = 0;
   std::size_t positions = 0;  ///< reduce: steps of scratch per block (broadcast: unused)
   /// Rank r's predecessor and successor along the chain; -1 at its ends. Broadcast: root,
   /// root + 1, ..., root - 1. Reduce: root + 1, ..., root (the root adds last).
@@ -23,13 +21,12 @@ struct ChainPlan {
 };
 
 /// The chain for `op` (broadcast or reduce) of `bytes` on `ranks` ranks: steps of `stepBytes`
-/// (a multiple of 16), the first of `firstStepBytes` (a multiple of 16; 0: no ramp) doubling up
-/// to them, at most `mostBlocks` blocks (one per step below that), a reduce's partials in
-/// `scratchBytes` of each rank's scratch (two steps per block at least, the step shrinking to
-/// fit). No block takes more than the kernel's 4000 steps: the step grows, without a ramp, where
+/// (a multiple of 16), at most `mostBlocks` blocks (one per step below that), a reduce's
+/// partials in `scratchBytes` of each rank's scratch (two steps per block at least, the step
+/// shrinking to fit). No block takes more than the kernel's 4000 steps: the step grows where
 /// the message needs it. kInvalidArgument where a reduce's scratch cannot hold one step per
 /// block.
-Result<ChainPlan> planChain(CollOp op, int ranks, int root, std::size_t bytes, std::size_t stepBytes,
-                            std::size_t firstStepBytes, int mostBlocks, std::size_t scratchBytes);
+Result<ChainPlan> planChain(CollOp op, int ranks, int root, std::size_t bytes, std::size_t stepBytes, int mostBlocks,
+                            std::size_t scratchBytes);
 
 }  // namespace gpupeer

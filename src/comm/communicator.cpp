@@ -137,7 +137,6 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes},
         std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes},
         std::pair{"GPUPEER_CHAIN_REDUCE_STEP", &impl->options.chainReduceStepBytes},
-        std::pair{"GPUPEER_CHAIN_FIRST_STEP", &impl->options.chainFirstStepBytes},
         std::pair{"GPUPEER_PULL_BLOCK", &impl->pullBlockBytes}, std::pair{"GPUPEER_PULL_TILE", &impl->pullTileBytes}})
     if (const char* v = std::getenv(name)) {
       Result<std::size_t> parsed = parseByteSize(v);
@@ -178,12 +177,11 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                          fmt::format("ring chunks (GPUPEER_RING_CHUNK, GPUPEER_RING_SPREAD_CHUNK) of at least 4 KiB, "
                                      "not {} and {} bytes",
                                      o.ringChunkBytes, o.ringSpreadChunkBytes));
-  if (o.chainStepBytes < 16 || o.chainStepBytes % 16 || o.chainReduceStepBytes < 16 || o.chainReduceStepBytes % 16 ||
-      o.chainFirstStepBytes % 16)
+  if (o.chainStepBytes < 16 || o.chainStepBytes % 16 || o.chainReduceStepBytes < 16 || o.chainReduceStepBytes % 16)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("chain steps (GPUPEER_CHAIN_STEP, GPUPEER_CHAIN_REDUCE_STEP, "
-                                     "GPUPEER_CHAIN_FIRST_STEP) of a multiple of 16 bytes, not {}, {} and {} bytes",
-                                     o.chainStepBytes, o.chainReduceStepBytes, o.chainFirstStepBytes));
+                         fmt::format("chain steps (GPUPEER_CHAIN_STEP, GPUPEER_CHAIN_REDUCE_STEP) of a multiple of 16 "
+                                     "bytes, not {} and {} bytes",
+                                     o.chainStepBytes, o.chainReduceStepBytes));
   if (impl->pullTileBytes != kPullTileByRule && impl->pullTileBytes % 16)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("GPUPEER_PULL_TILE: a multiple of 16 bytes, not {}", impl->pullTileBytes));

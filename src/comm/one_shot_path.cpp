@@ -148,7 +148,6 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
   // scratch.
   Result<ChainPlan> plan =
       planChain(q.op, n, q.root, bytes, reduce ? c.options.chainReduceStepBytes : c.options.chainStepBytes,
-                c.options.chainFirstStepBytes,
                 std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * c.fewestSms, kMaxOneShotBlocks),
                 2 * n * c.options.oneShotSlotBytes);
   if (!plan.isOk()) return plan.status();
@@ -162,7 +161,6 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
     a.len = bytes;
     a.pullBlocks = p.blocks;
     a.chainStepBytes = p.stepBytes;
-    a.chainFirstStepBytes = p.firstStepBytes;
     a.chainPositions = p.positions;
     a.targetCount = 0;
     if (reduce) {

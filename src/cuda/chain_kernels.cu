@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cuda/chain_steps.hpp"
 #include "cuda/one_shot_device.cuh"
 #include "cuda/reduce_math.cuh"
 
@@ -96,16 +95,16 @@ __global__ void __launch_bounds__(kChainThreads) chainBroadcast(OneShotArgs a) {
   // Arrival: every peer's kernel has started, so the next rank's output is free and the root's
   // input written.
   meetPeers(a, mark + 1, false, failed);
+  const std::size_t step = a.chainStepBytes;
   for (std::uint32_t s = 0;; ++s) {
-    const ChainStepRange range = chainStepRange(s, blockIdx.x, gridDim.x, a.chainFirstStepBytes, a.chainStepBytes);
-    const std::size_t b = range.begin;
+    const std::size_t b = (static_cast<std::size_t>(s) * gridDim.x + blockIdx.x) * step;
     if (b >= a.len) break;
     const std::uint32_t value = mark + 2 + s;  // flags only grow: steps stay below kFlagStride - 2
     if (a.chainPrev >= 0) {
       awaitStep(a, a.chainPrev, value, failed);
       __syncthreads();  // the step has landed in this rank's output before anyone reads it
     }
-    if (a.targetCount) copyStep<U>(a, b, min(a.len, b + range.size));
+    if (a.targetCount) copyStep<U>(a, b, min(a.len, b + step));
     if (a.chainNext >= 0) {
       __syncthreads();  // every thread's stores are issued
       if (threadIdx.x == 0) {
@@ -132,10 +131,9 @@ __global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
   const std::size_t step = a.chainStepBytes, positions = a.chainPositions;
   const bool last = a.chainNext < 0;
   for (std::uint32_t s = 0;; ++s) {
-    const ChainStepRange range = chainStepRange(s, blockIdx.x, gridDim.x, a.chainFirstStepBytes, step);
-    const std::size_t b = range.begin;
+    const std::size_t b = (static_cast<std::size_t>(s) * gridDim.x + blockIdx.x) * step;
     if (b >= a.len) break;
-    const std::size_t slot = (blockIdx.x * positions + s % positions) * step;  // room for a full step
+    const std::size_t slot = (blockIdx.x * positions + s % positions) * step;
     const std::uint32_t value = mark + 2 + s;
     // The previous rank's partial has landed; the next rank has read what this step's
     // position held `positions` steps ago (thread 1 waits for that while thread 0 waits here).
@@ -146,7 +144,7 @@ __global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
     __syncthreads();
     const char* partial = a.chainPrev >= 0 ? static_cast<const char*>(a.scratch[a.rank]) + slot : nullptr;
     char* out = last ? static_cast<char*>(a.targets[0]) + b : static_cast<char*>(a.scratch[a.chainNext]) + slot;
-    const std::size_t e = min(a.len, b + range.size);
+    const std::size_t e = min(a.len, b + step);
     const std::size_t whole = b + (e - b) / sizeof(U) * sizeof(U);
     reduceStep<T, U>(a, partial, out, b, whole, last);
     if (kVectors && whole < e)  // the message's last elements, one at a time
@@ -182,8 +180,7 @@ struct LaunchChainReduce {
 cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   if (a.ranks < 2 || a.ranks > kMaxCommRanks || a.pullBlocks < 1 || a.pullBlocks > kMaxOneShotBlocks ||
       a.targetCount < 0 || a.targetCount > 2 || a.chainStepBytes == 0 || a.chainStepBytes % 16 ||
-      a.chainFirstStepBytes % 16 ||
-      chainStepCount(a.len, a.pullBlocks, a.chainFirstStepBytes, a.chainStepBytes) > kMaxChainSteps)
+      a.len > a.chainStepBytes * a.pullBlocks * kMaxChainSteps)
     return cudaErrorInvalidValue;
   if (a.op == CollOp::kReduce) {
     if (a.chainPositions == 0 || a.targetCount != 1) return cudaErrorInvalidValue;

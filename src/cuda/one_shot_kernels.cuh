@@ -51,8 +51,6 @@ struct OneShotArgs {
   /// scratch, and reuses one after the next rank says it has read it.
   int chainPrev = -1, chainNext = -1;
   std::size_t chainStepBytes = 0, chainPositions = 0;
-  /// The chain's first step, doubling up to chainStepBytes (cuda/chain_steps.hpp; 0: none).
-  std::size_t chainFirstStepBytes = 0;
   /// Some target is a peer's memory: the last barrier fences the stores before it tells anyone.
   bool remoteTargets = false;
   /// scratch[r]: rank r's scratch, two parities of `ranks` slots of slotBytes (slot s of rank r

@@ -386,8 +386,17 @@ TEST(CollectivesGpu, CopyEngineAndOneKernelOperationsBackToBack) {
   }
 }
 
-// The chain test's body for one setting of the steps.
-void checkChainInSmallSteps(const std::vector<int>& devices, const CommunicatorOptions& o, int n) {
+TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
+  GPUPEER_REQUIRE_GPUS(2);
+  // On every visible GPU: 16-byte steps, so each block takes hundreds of them, a reduce cycles
+  // through its scratch positions many times (each reuse waiting for the next rank's word),
+  // and a large message needs more than the kernel's 4000 steps per block (the step grows);
+  // odd lengths and offsets copy bytes or single elements; roots move between back-to-back
+  // operations, each flag value of one operation above every value of the one before.
+  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
+  const int n = static_cast<int>(devices.size());
+  CommunicatorOptions o = options("chain");
+  o.chainStepBytes = o.chainReduceStepBytes = 16;
   auto comm = Communicator::create(devices, o);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   Ranks ranks(20u << 20, devices);
@@ -408,26 +417,6 @@ void checkChainInSmallSteps(const std::vector<int>& devices, const CommunicatorO
   for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce})
     testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 300001, 0, false);
   EXPECT_TRUE(comm.value()->checkBarriers().isOk());
-}
-
-TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
-  GPUPEER_REQUIRE_GPUS(2);
-  // On every visible GPU: 16-byte steps, so each block takes hundreds of them, a reduce cycles
-  // through its scratch positions many times (each reuse waiting for the next rank's word),
-  // and a large message needs more than the kernel's 4000 steps per block (the step grows);
-  // odd lengths and offsets copy bytes or single elements; roots move between back-to-back
-  // operations, each flag value of one operation above every value of the one before. Then
-  // steps that start at 16 bytes and double up to 4 KiB (about the first MiB in the ramp),
-  // the rest in full steps, the steps' positions in a reduce's scratch reused at every size.
-  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
-  const int n = static_cast<int>(devices.size());
-  for (std::size_t first : {std::size_t{0}, std::size_t{16}}) {
-    SCOPED_TRACE(::testing::Message() << "first step " << first);
-    CommunicatorOptions o = options("chain");
-    o.chainStepBytes = o.chainReduceStepBytes = first ? 4096 : 16;
-    o.chainFirstStepBytes = first;
-    checkChainInSmallSteps(devices, o, n);
-  }
 }
 
 TEST(CollectivesGpu, RingWithFlagSignalsAndLongPipelines) {

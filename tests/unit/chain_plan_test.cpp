@@ -4,11 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <set>
-#include <vector>
-
-#include "cuda/chain_steps.hpp"
 
 namespace gpupeer {
 namespace {
@@ -37,8 +33,8 @@ TEST(ChainPlan, BroadcastStartsAtTheRootAndReduceEndsThere) {
   for (int n : {2, 3, 4, 8})
     for (int root = 0; root < n; ++root) {
       SCOPED_TRACE(::testing::Message() << n << " ranks, root " << root);
-      const ChainPlan b = planChain(CollOp::kBroadcast, n, root, 1u << 20, 32u << 10, 0, 264, 0).value();
-      const ChainPlan r = planChain(CollOp::kReduce, n, root, 1u << 20, 64u << 10, 0, 264, 16u << 20).value();
+      const ChainPlan b = planChain(CollOp::kBroadcast, n, root, 1u << 20, 32u << 10, 264, 0).value();
+      const ChainPlan r = planChain(CollOp::kReduce, n, root, 1u << 20, 64u << 10, 264, 16u << 20).value();
       const std::vector<int> down = walk(b, n), up = walk(r, n);
       ASSERT_EQ(static_cast<int>(down.size()), n);
       ASSERT_EQ(static_cast<int>(up.size()), n);
@@ -55,109 +51,42 @@ TEST(ChainPlan, BroadcastStartsAtTheRootAndReduceEndsThere) {
 
 TEST(ChainPlan, StepsStayWithinTheKernelAndTheScratch) {
   // A block per step up to the most, the step as given.
-  ChainPlan p = planChain(CollOp::kBroadcast, 4, 0, 8u << 20, 32u << 10, 0, 264, 0).value();
+  ChainPlan p = planChain(CollOp::kBroadcast, 4, 0, 8u << 20, 32u << 10, 264, 0).value();
   EXPECT_EQ(p.blocks, 256);
   EXPECT_EQ(p.stepBytes, 32u << 10);
-  p = planChain(CollOp::kBroadcast, 4, 0, 100, 32u << 10, 0, 264, 0).value();
+  p = planChain(CollOp::kBroadcast, 4, 0, 100, 32u << 10, 264, 0).value();
   EXPECT_EQ(p.blocks, 1);
   // 64 GiB: 264 blocks of 32 KiB steps would take 7944 steps each; the step grows to keep
   // within 4000, a multiple of 16.
   const std::size_t huge = std::size_t{64} << 30;
-  p = planChain(CollOp::kBroadcast, 4, 0, huge, 32u << 10, 0, 264, 0).value();
+  p = planChain(CollOp::kBroadcast, 4, 0, huge, 32u << 10, 264, 0).value();
   EXPECT_EQ(p.blocks, 264);
   EXPECT_EQ(p.stepBytes % 16, 0u);
   EXPECT_LE((huge + p.stepBytes * p.blocks - 1) / (p.stepBytes * p.blocks), kKernelSteps);
   EXPECT_GT((huge + (p.stepBytes - 16) * p.blocks - 1) / ((p.stepBytes - 16) * p.blocks), kKernelSteps)
       << "the step grows no more than it must";
   // Reduce: 4 ranks x 2 x 16 MiB of scratch, 264 blocks: 64 KiB steps leave 7 positions each.
-  p = planChain(CollOp::kReduce, 4, 0, 512u << 20, 64u << 10, 0, 264, 128u << 20).value();
+  p = planChain(CollOp::kReduce, 4, 0, 512u << 20, 64u << 10, 264, 128u << 20).value();
   EXPECT_EQ(p.stepBytes, 64u << 10);
   EXPECT_EQ(p.positions, 7u);
   // Small scratch (the tests' 256 KiB slots on 2 ranks): the step shrinks to two per block
   // (256 blocks: one per 64 KiB step of the message, counted before it shrinks).
-  p = planChain(CollOp::kReduce, 2, 1, 16u << 20, 64u << 10, 0, 264, 1u << 20).value();
+  p = planChain(CollOp::kReduce, 2, 1, 16u << 20, 64u << 10, 264, 1u << 20).value();
   EXPECT_EQ(p.blocks, 256);
   EXPECT_EQ(p.stepBytes, (1u << 20) / (2 * 256) / 16 * 16);
   EXPECT_GE(p.positions, 2u);
   EXPECT_LE(p.positions * p.blocks * p.stepBytes, 1u << 20);
 }
 
-// Every byte of [0, bytes) in exactly one block's step, the windows of successive steps one
-// after another, and chainStepCount the steps the furthest block takes.
-void expectStepsTile(std::size_t bytes, int grid, std::size_t first, std::size_t step) {
-  SCOPED_TRACE(::testing::Message() << bytes << " bytes, " << grid << " blocks, steps " << first << " to " << step);
-  std::vector<int> covered(bytes, 0);
-  std::size_t window = 0, steps = 0;
-  for (std::uint32_t s = 0; window < bytes; ++s) {
-    const std::size_t size = chainStepRange(s, 0, grid, first, step).size;
-    EXPECT_EQ(size % 16, 0u);
-    EXPECT_LE(size, step);
-    if (s > 0) {
-      EXPECT_GE(size, chainStepRange(s - 1, 0, grid, first, step).size) << "steps never shrink";
-    }
-    for (int b = 0; b < grid; ++b) {
-      const ChainStepRange r = chainStepRange(s, b, grid, first, step);
-      EXPECT_EQ(r.size, size);
-      EXPECT_EQ(r.begin, window + b * size);
-      for (std::size_t i = r.begin; i < std::min(bytes, r.begin + r.size); ++i) ++covered[i];
-    }
-    window += size * grid;
-    steps = s + 1;
-  }
-  EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), static_cast<long>(bytes));
-  EXPECT_EQ(chainStepCount(bytes, grid, first, step), steps);
-}
-
-TEST(ChainPlan, StepsRampUpAndTileTheMessage) {
-  // 16, 32, ..., 2048, then 4096 per block.
-  EXPECT_EQ(chainStepRange(0, 0, 3, 16, 4096).size, 16u);
-  EXPECT_EQ(chainStepRange(7, 0, 3, 16, 4096).size, 2048u);
-  EXPECT_EQ(chainStepRange(8, 2, 3, 16, 4096).size, 4096u);
-  EXPECT_EQ(chainStepRange(8, 2, 3, 16, 4096).begin, 3 * 4080u + 2 * 4096);
-  EXPECT_EQ(chainStepRange(9, 0, 3, 16, 4096).begin, 3 * (4080u + 4096));
-  // No ramp: the plain layout.
-  EXPECT_EQ(chainStepRange(5, 7, 264, 0, 65536).begin, (5u * 264 + 7) * 65536);
-  EXPECT_EQ(chainStepRange(5, 7, 264, 65536, 65536).begin, (5u * 264 + 7) * 65536);
-  for (std::size_t bytes : {std::size_t{1}, std::size_t{4080}, std::size_t{100003}, std::size_t{1} << 20})
-    for (int grid : {1, 3, 64})
-      for (std::size_t first : {std::size_t{0}, std::size_t{16}, std::size_t{48}, std::size_t{4096}}) {
-        expectStepsTile(bytes, grid, first, 4096);
-        expectStepsTile(bytes, grid, first, 1024);  // a first step above the step: none
-      }
-}
-
-TEST(ChainPlan, TheFirstStepIsKeptWhereTheKernelAllowsIt) {
-  // 128 MiB, 264 blocks: 8 KiB, 16, 32, then 64 KiB steps.
-  ChainPlan p = planChain(CollOp::kReduce, 4, 0, 128u << 20, 64u << 10, 8u << 10, 264, 128u << 20).value();
-  EXPECT_EQ(p.stepBytes, 64u << 10);
-  EXPECT_EQ(p.firstStepBytes, 8u << 10);
-  // Without a ramp, or one from above the step, the first step is a full one.
-  EXPECT_EQ(planChain(CollOp::kBroadcast, 4, 0, 1u << 20, 32u << 10, 0, 264, 0).value().firstStepBytes, 32u << 10);
-  EXPECT_EQ(planChain(CollOp::kBroadcast, 4, 0, 1u << 20, 32u << 10, 64u << 10, 264, 0).value().firstStepBytes,
-            32u << 10);
-  // A message that needs larger steps than given takes them from the start.
-  const std::size_t huge = std::size_t{64} << 30;
-  p = planChain(CollOp::kBroadcast, 4, 0, huge, 32u << 10, 16, 264, 0).value();
-  EXPECT_EQ(p.firstStepBytes, p.stepBytes);
-  EXPECT_LE(chainStepCount(huge, p.blocks, p.firstStepBytes, p.stepBytes), kKernelSteps);
-  // Within the limit only without the ramp's 11 extra steps: the ramp goes.
-  const std::size_t edge = std::size_t{264} * (32u << 10) * (kKernelSteps - 5);
-  p = planChain(CollOp::kBroadcast, 4, 0, edge, 32u << 10, 16, 264, 0).value();
-  EXPECT_EQ(p.stepBytes, 32u << 10);
-  EXPECT_EQ(p.firstStepBytes, 32u << 10);
-  EXPECT_LE(chainStepCount(edge, p.blocks, p.firstStepBytes, p.stepBytes), kKernelSteps);
-}
-
 TEST(ChainPlan, RefusesWhatTheKernelCannotRun) {
   // A reduce whose scratch holds no step per block once the step has grown for the kernel.
-  Status s = planChain(CollOp::kReduce, 2, 0, std::size_t{64} << 30, 64u << 10, 0, 264, 1u << 20).status();
+  Status s = planChain(CollOp::kReduce, 2, 0, std::size_t{64} << 30, 64u << 10, 264, 1u << 20).status();
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(s.message().find("one-shot slots"), std::string::npos) << s.message();
-  EXPECT_FALSE(planChain(CollOp::kAllReduce, 4, 0, 1024, 32u << 10, 0, 264, 0).isOk());
-  EXPECT_FALSE(planChain(CollOp::kBroadcast, 4, 4, 1024, 32u << 10, 0, 264, 0).isOk());
-  EXPECT_FALSE(planChain(CollOp::kBroadcast, 4, 0, 1024, 24, 0, 264, 0).isOk());
-  EXPECT_FALSE(planChain(CollOp::kBroadcast, 4, 0, 1024, 32u << 10, 24, 264, 0).isOk()) << "first step not of 16";
-  EXPECT_FALSE(planChain(CollOp::kBroadcast, 1, 0, 1024, 32u << 10, 0, 264, 0).isOk());
+  EXPECT_FALSE(planChain(CollOp::kAllReduce, 4, 0, 1024, 32u << 10, 264, 0).isOk());
+  EXPECT_FALSE(planChain(CollOp::kBroadcast, 4, 4, 1024, 32u << 10, 264, 0).isOk());
+  EXPECT_FALSE(planChain(CollOp::kBroadcast, 4, 0, 1024, 24, 264, 0).isOk());
+  EXPECT_FALSE(planChain(CollOp::kBroadcast, 1, 0, 1024, 32u << 10, 264, 0).isOk());
 }
 
 }  // namespace
