@@ -1,8 +1,9 @@
 // Host time per call of the pieces an eager operation is made of, on 1-2 GPUs: kernel launches
 // (plain, with a 512-byte argument and programmatic dependent launch, from one thread to two
 // GPUs, from two threads), the driver's pointer query, the capture query, device switches,
-// and gpupeer's whole eager all-reduce of 8 bytes. A measurement tool for bench/results, not
-// part of the default build (`make gpupeer_launch_cost`).
+// and gpupeer's whole eager all-reduce of 8 bytes, of nothing (its checks alone) and its choice
+// of algorithm. A measurement tool for bench/results, not part of the default build
+// (`make gpupeer_launch_cost`).
 //
 // Each figure is the median over 30 windows of 200 calls; the GPUs are synchronised between
 // windows so that no queue fills and the host's pace alone is timed.
@@ -263,6 +264,13 @@ int main() {
              timeCalls(
                  [&] { (void)c.allReduce(send, other, 2, gpupeer::DataType::kFloat32, gpupeer::RedOp::kSum, streams); },
                  syncBoth));
+      // No elements: the request is copied and every buffer checked, then nothing is enqueued.
+      report(("gpupeer all-reduce of nothing, out of place" + suffix).c_str(),
+             timeCalls(
+                 [&] { (void)c.allReduce(send, other, 0, gpupeer::DataType::kFloat32, gpupeer::RedOp::kSum, streams); },
+                 syncBoth));
+      report(("gpupeer algorithmFor" + suffix).c_str(),
+             timeCalls([&] { (void)c.algorithmFor(gpupeer::CollOp::kAllReduce, 8, false); }, syncBoth));
       std::printf("barriers: %s\n", c.checkBarriers().isOk() ? "ok" : "timed out");
     }
   }

@@ -95,9 +95,11 @@ const std::vector<AlgoRule>& algorithmTable() {
   // 53.7 us against split's 16.2 / 31.7-31.9 / 57.5-57.6; 32 MiB in one piece 103.4 against
   // 105.4, in two pieces ~107; reduce-scatter of 4 / 16 MiB 9.9 / 30.1 in 132 blocks against
   // 13.7 / 32.9 by the table's one-shot kernel and pull, run 1).
-  // Session 14 (bench/results/2026-11-22-h200x4-s14): the one-shot kernel keeps the 4-GPU
-  // reduce-scatter to 256 MiB, and with it the two-shot all-reduce's first half (forced in
-  // session 13's run 7: 128 / 256 MiB 326.5 / 651.5 us against split's 353.1 / 680.8).
+  // Session 14 (bench/results/2026-11-22-h200x4-s14/1-ramp, graphs, session 13's table and
+  // this one alternating in one call): the one-shot kernel keeps the 4-GPU reduce-scatter to
+  // 256 MiB (128 / 256 MiB: 327.2-327.8 / 652.7 us against split's 353.3-354.3 / 680.9-681.5;
+  // NCCL 343.4 / 660.0), and with it the two-shot all-reduce's first half (622.5-622.7 /
+  // 1212.0-1212.4 against 648.1-648.3 / 1226.4-1229.6; NCCL 611.6 at 128 MiB).
   // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
