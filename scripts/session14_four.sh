@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Session 14 on 4 GPUs, first call: the GPU tests (the chain's ramped steps among them); the
 # chain kernel forced in graphs, timing only, 8-512 MiB, steps full from the start or starting
-# at 4 or 16 KiB and doubling (GPUPEER_CHAIN_FIRST_STEP), and 128 KiB steps from 4 KiB; broadcast
-# and reduce by the table against NCCL, 8-512 MiB, results checked; reduce-scatter and
+# at 4 or 16 KiB and doubling (GPUPEER_CHAIN_FIRST_STEP, a knob of that build only: the ramp was
+# reverted after this run, bench/results/2026-11-22-h200x4-s14), and 128 KiB steps from 4 KiB;
+# broadcast and reduce by the table against NCCL, 8-512 MiB, results checked; reduce-scatter and
 # all-reduce by the one-shot reduce-scatter to 256 MiB (this build) against session 13's
 # table (OLD_BINARY, split from 128 MiB), timing only, then this build against NCCL, checked.
 # Usage: scripts/session14_four.sh BUILD_DIR LOG_DIR OLD_BINARY

@@ -93,6 +93,7 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
     EXPECT_EQ(
         chooseAlgorithm(CollOp::kAllReduce, 2u << 20, ranks, true, "", algorithmTable(), true, false, false).value(),
         CollAlgo::kTwoShot);
+    // Reduce-scatter, and so two-shot's first half: the one-shot kernel to 256 MiB, then split.
     EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 256u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
     EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 512u << 20, ranks, true, "").value(), CollAlgo::kSplit);
     EXPECT_EQ(chooseAlgorithm(CollOp::kAllGather, 2u << 20, ranks, true, "").value(), CollAlgo::kOneShot);
