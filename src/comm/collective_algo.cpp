@@ -101,17 +101,15 @@ const std::vector<AlgoRule>& algorithmTable() {
   // NCCL 343.4 / 660.0), and with it the two-shot all-reduce's first half (622.5-622.7 /
   // 1212.0-1212.4 against 648.1-648.3 / 1226.4-1229.6; NCCL 611.6 at 128 MiB).
   // Session 14 on 2x H200 (bench/results/2026-11-22-h200x2-s14/6-table, graphs, every
-  // algorithm forced, two passes): two-shot (reduce-scatter then all-gather, both by copy
-  // engine) takes the 2-GPU all-reduce above 128 MiB (256 / 512 MiB: 756.3-757.0 / 1462.7-1463.2
-  // us against the copy engines' one pass 764.3-765.0 / 1492.0-1494.0; 128 MiB the same within
-  // 2 us by split, two-shot and copy engines), and the one-shot kernel the reduce-scatter to
-  // 64 MiB (32 / 64 MiB: 54.2-54.3 / 107.9-108.0 against pull's 58.3-58.4 / 108.5-108.7).
+  // algorithm forced, two passes): the one-shot kernel takes the reduce-scatter to 64 MiB (32 /
+  // 64 MiB: 54.2-54.3 / 107.9-108.0 us against pull's 58.3-58.4 / 108.5-108.7). Two-shot by
+  // copy engines was faster than their one pass for the all-reduce of 256 / 512 MiB in graphs
+  // (756.3-757.0 / 1462.7-1463.2 against 764.3-765.0 / 1492.0-1494.0) but eagerly took 1745.7
+  // at 512 MiB (NCCL 1700.1; one pass 1493.5 in run 4): not taken (7-twoshot).
   // Rows after a split or chain row serve buffers that peers cannot map (session 5's choices).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kSplit},
-      {CollOp::kAllReduce, 2, 2, 128u << 20, CollAlgo::kCopyEngine},
-      {CollOp::kAllReduce, 2, 2, 0, CollAlgo::kTwoShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 1u << 20, CollAlgo::kTwoShot},
       {CollOp::kAllReduce, 3, kMaxCommRanks, 8u << 20, CollAlgo::kSplit},

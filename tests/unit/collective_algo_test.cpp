@@ -24,10 +24,10 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
     for (int ranks = 2; ranks <= kMaxCommRanks; ++ranks) {
       SCOPED_TRACE(::testing::Message() << collOpName(op) << " on " << ranks);
       EXPECT_EQ(chooseAlgorithm(op, 8, ranks, true, "").value(), CollAlgo::kOneShot);
-      // A large all-reduce is a reduce-scatter and an all-gather; from 3 GPUs a reduce-scatter
+      // From 3 GPUs, a large all-reduce is a reduce-scatter and an all-gather, a reduce-scatter
       // is split, and broadcast and reduce go down the chain kernel.
       CollAlgo large = CollAlgo::kCopyEngine;
-      if (op == CollOp::kAllReduce) large = CollAlgo::kTwoShot;
+      if (ranks > 2 && op == CollOp::kAllReduce) large = CollAlgo::kTwoShot;
       if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kSplit;
       if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kChain;
       // 2 GPUs: the pull kernel reduces at every size from 8 MiB, the copy engines where it cannot.
@@ -74,13 +74,6 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 64u << 20, 2, true, "").value(), CollAlgo::kOneShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, (64u << 20) + 8, 2, true, "").value(), CollAlgo::kPull);
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 256u << 20, 2, true, "").value(), CollAlgo::kTwoShot);
-  // Buffers peers cannot map: the copy engines from 16 MiB, two-shot (whose halves take the
-  // copy engines) above 128 MiB.
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, 2, true, "", algorithmTable(), false, false, false).value(),
-            CollAlgo::kCopyEngine);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 256u << 20, 2, true, "", algorithmTable(), false, false, false).value(),
-            CollAlgo::kTwoShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 16u << 20, 2, true, "").value(), CollAlgo::kOneShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 32u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
   // Reduce-scatter and reduce keep pull on 2 GPUs in the middle.
