@@ -1,0 +1,104 @@
+#pragma once
+/// \file rank_communicator.hpp
+/// Collectives with one process (or one thread) per GPU, shaped like NCCL: rank 0 makes a
+/// UniqueId, the caller hands it to every rank out of band (a file, MPI, a torch store), and
+/// each rank calls RankCommunicator::init on its own GPU. Peers map each other's scratch and
+/// flags through exported memory handles; the kernels are the one-process communicator's.
+///
+/// Every operation is stream-ordered on the caller's stream, needs no host synchronisation
+/// between operations and can be captured in a CUDA graph (each process captures its own).
+/// Every rank must call the same operations in the same order with the same count, type, op
+/// and root (NCCL's contract); a mismatch is reported where the kernel can see it. Every
+/// cross-process wait is bounded (CommOptions::timeoutMs): a rank that dies or never calls in
+/// makes the others fail with kTimeout naming it, never hang. One communicator takes calls
+/// from one thread at a time; abort() may be called from any thread.
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gpupeer/collective_types.hpp"
+#include "gpupeer/status.hpp"
+
+namespace gpupeer {
+
+/// An opaque blob that names one communicator's rendezvous (like ncclUniqueId): copy its bytes
+/// to every rank. It holds the bootstrap's socket name and a random nonce.
+struct UniqueId {
+  static constexpr std::size_t kBytes = 128;
+  std::array<char, kBytes> bytes{};
+};
+
+/// A fresh id; call once, on one rank. Fails only if the system's random source fails.
+Result<UniqueId> makeUniqueId();
+
+/// Lets a framework that already has a store or process group carry the start-up exchange:
+/// called once per exchange with this rank's blob; must return every rank's blob in rank
+/// order (`ranks` x blob.size() bytes), or an error. Used instead of the socket bootstrap.
+using AllGatherFn = std::function<Result<std::string>(const std::string& blob)>;
+
+struct RankCommOptions {
+  /// The GPU this rank drives; -1: the calling thread's current device.
+  int device = -1;
+  /// Bound on every wait for other ranks (start-up, barriers inside kernels, teardown).
+  int timeoutMs = 30000;
+  /// One-shot scratch per rank: 2 x ranks slots of this size; larger messages go in pieces.
+  std::size_t slotBytes = 4u << 20;
+};
+
+class RankCommunicator {
+ public:
+  /// Joins communicator `id` as `rank` of `nranks` (1 to kMaxCommRanks) through the socket
+  /// bootstrap. Returns when every rank has joined, or kTimeout naming the ranks missing.
+  static Result<std::unique_ptr<RankCommunicator>> init(int nranks, const UniqueId& id, int rank,
+                                                        const RankCommOptions& options = {});
+  /// The same, with the caller's all-gather carrying the exchange.
+  static Result<std::unique_ptr<RankCommunicator>> initWithAllGather(int nranks, int rank, const AllGatherFn& allGather,
+                                                                     const RankCommOptions& options = {});
+  /// Frees this rank's memory and unmaps the peers'; never waits for other ranks.
+  ~RankCommunicator();
+
+  int rank() const;
+  int ranks() const;
+  int device() const;
+  /// "cuMem handles over a Unix socket between 2 processes" or how peers are mapped.
+  const std::string& transport() const;
+
+  // Per-rank calls with NCCL's arguments and in-place rules (all-gather: send == recv + rank x
+  // count; reduce-scatter: recv == send + rank x count). Every argument is checked before
+  // anything is enqueued.
+  Status allReduce(const void* send, void* recv, std::size_t count, DataType type, RedOp op, cudaStream_t stream);
+  Status allGather(const void* send, void* recv, std::size_t count, DataType type, cudaStream_t stream);
+  Status reduceScatter(const void* send, void* recv, std::size_t count, DataType type, RedOp op, cudaStream_t stream);
+  Status broadcast(const void* send, void* recv, std::size_t count, DataType type, int root, cudaStream_t stream);
+  /// Only the root's recv is written; others may pass null.
+  Status reduce(const void* send, void* recv, std::size_t count, DataType type, RedOp op, int root,
+                cudaStream_t stream);
+  Status allToAll(const void* send, void* recv, std::size_t count, DataType type, cudaStream_t stream);
+  /// Point to point: `count` elements to rank `peer`, which calls recv with this rank. Between
+  /// groupStart() and groupEnd() sends and receives are collected and issued together, so a
+  /// cycle of send+recv cannot deadlock.
+  Status send(const void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream);
+  Status recv(void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream);
+  Status groupStart();
+  Status groupEnd();
+
+  /// After synchronising the stream: kTimeout naming the rank (pid, GPU, bus id) that did not
+  /// arrive within the bound, kInvalidArgument for a mismatched call, else ok. Once an
+  /// operation failed the communicator refuses further work.
+  Status checkError();
+  /// Makes every wait of this communicator give up now (from any thread); later calls fail.
+  void abort();
+
+  struct Impl;
+
+ private:
+  explicit RankCommunicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpupeer
