@@ -10,13 +10,30 @@ namespace gpupeer {
 namespace oneshot {
 
 inline constexpr int kThreads = 512;
-// A peer that has not arrived after this long is reported instead of waited for forever.
-inline constexpr unsigned long long kBarrierTimeoutNs = 10'000'000'000ULL;
 
 __device__ __forceinline__ unsigned long long now() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+// Whether a wait that began at `start` gives up: the peer did not arrive within `timeoutNs`,
+// or the communicator was aborted (a non-zero *abortWord, mapped host memory), or an earlier
+// wait gave up. Records why in *error (the first reason wins): 1 + the sender waited for, or
+// kAbortedError.
+__device__ __forceinline__ bool waitGivesUp(std::uint32_t* error, unsigned long long timeoutNs,
+                                            const volatile std::uint32_t* abortWord, unsigned long long start,
+                                            int sender) {
+  const bool aborted = abortWord && *abortWord;
+  // An earlier wait of this rank gave up already: its peers are out of step, so this one gives
+  // up at once too (a dead peer costs one bound, not one per operation queued behind it).
+  if (*static_cast<volatile std::uint32_t*>(error) != 0) return true;
+  if (!aborted && now() - start <= timeoutNs) return false;
+  atomicCAS(error, 0u, aborted ? kAbortedError : static_cast<std::uint32_t>(sender + 1));
+  return true;
+}
+__device__ __forceinline__ bool gaveUp(const OneShotArgs& a, unsigned long long start, int sender) {
+  return waitGivesUp(a.error, a.timeoutNs, a.abortWord, start, sender);
 }
 
 // The operation counter grows by kEpochStride per operation: every block adds one when it is
@@ -63,14 +80,12 @@ inline constexpr std::uint32_t kFlagStride = 1u << 12;
 __device__ __forceinline__ bool awaitFlag(const OneShotArgs& a, const std::uint32_t* flag, std::uint32_t want,
                                           int sender) {
   const unsigned long long start = now();
-  for (;;) {
+  for (int spins = 0;; ++spins) {
     std::uint32_t seen;
     asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
     if (static_cast<int>(seen - want) >= 0) return true;
-    if (now() - start > kBarrierTimeoutNs) {
-      atomicCAS(a.error, 0u, static_cast<std::uint32_t>(sender + 1));
-      return false;
-    }
+    // The bound and the abort word (host memory) are looked at every 64 polls only.
+    if ((spins & 63) == 63 && gaveUp(a, start, sender)) return false;
   }
 }
 

@@ -86,7 +86,15 @@ struct OneShotArgs {
   /// This rank's operation counter (device): kEpochStride per operation (one_shot_device.cuh).
   unsigned long long* opCounter = nullptr;
   std::uint32_t* error = nullptr;  ///< this rank's error word: 1 + the rank that did not arrive
+  /// How long a wait for a peer lasts before it is given up and reported.
+  unsigned long long timeoutNs = 10'000'000'000ULL;
+  /// Where set (mapped host memory), a non-zero word makes every wait give up at once and
+  /// record kAbortedError: RankCommunicator::abort() from another thread.
+  const volatile std::uint32_t* abortWord = nullptr;
 };
+
+/// The error word's value after an abort (no rank is that large).
+inline constexpr std::uint32_t kAbortedError = 0xffffu;
 
 /// Launches rank `a.rank`'s kernel on the current device. Every rank launches the same
 /// operation with the same arguments apart from its own buffers. Small pieces whose buffers

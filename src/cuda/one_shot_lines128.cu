@@ -77,8 +77,9 @@ __device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* bas
     if (p.valid) loadWords(at, x, y);
     if (__all_sync(0xffffffffu, !p.valid || !p.flagSlot || y == epoch)) return;
     if (spins == 64) start = now();
-    if (spins > 64 && (spins & 1023) == 0 && __any_sync(0xffffffffu, now() - start > kBarrierTimeoutNs)) {
-      if (threadIdx.x % 32 == 0) atomicCAS(a.error, 0u, static_cast<std::uint32_t>(sender + 1));
+    if (spins > 64 && (spins & 1023) == 0 &&
+        __any_sync(0xffffffffu, (a.abortWord && *a.abortWord) || now() - start > a.timeoutNs)) {
+      if (threadIdx.x % 32 == 0) gaveUp(a, 0, sender);  // from 0: past the bound, records why
       x = y = 0;
       return;
     }
