@@ -41,11 +41,9 @@ PointerAttributesFn pointerAttributes() {
   return fn;
 }
 
-// Memory of `device` with at least `bytes` from p on. *fromCudaMalloc (when given) says
-// whether the allocation is an ordinary cudaMalloc one, which peer access maps into every
-// peer (pool and virtual-memory allocations need their own access grants).
-Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which,
-                   bool* fromCudaMalloc = nullptr) {
+}  // namespace
+
+Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which, bool* fromCudaMalloc) {
   if (!p) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("rank {}: {} buffer is null", rank, which));
   // CU_POINTER_ATTRIBUTE_MEMORY_TYPE, _DEVICE_ORDINAL, _RANGE_START_ADDR, _RANGE_SIZE,
   // _IS_LEGACY_CUDA_IPC_CAPABLE (cuda.h)
@@ -76,6 +74,8 @@ Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const
                                      which, p, end - static_cast<const char*>(p), bytes));
   return Status::ok();
 }
+
+namespace {
 
 // Pull reads the peers' inputs while each rank writes its output: not for an in-place
 // all-reduce (a rank's output is the input its peers read), and only on buffers that peer
@@ -291,6 +291,9 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     rank.copied.resize(kMaxCePositions);
     for (Event& e : rank.copied) GPUPEER_RETURN_IF_ERROR(e.create(d));
     GPUPEER_CUDA_CHECK(d, cudaDeviceSynchronize());
+    impl->views.push_back({rank.scratch.get(), static_cast<std::uint32_t*>(rank.flags.get()), rank.lineScratch.get(),
+                           rank.line128Scratch.get()});
+    impl->local.push_back(r);
   }
   // Events order the ranks' streams by default: flags written and awaited by the GPUs' front
   // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (bench/README.md).
@@ -316,8 +319,6 @@ Result<CollAlgo> Communicator::algorithmFor(CollOp op, std::size_t bytes, bool i
                          pullCanServe(op, inPlace, true), impl_->ringP2p, true);
 }
 
-namespace {
-
 Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
   const int n = c.n();
   if (static_cast<int>(q.send.size()) != n || static_cast<int>(q.recv.size()) != n ||
@@ -335,7 +336,7 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
   const std::size_t es = dataTypeSize(q.type);
   const std::size_t inBytes = collectiveInputElements(q.op, q.count, n) * es,
                     outBytes = collectiveOutputElements(q.op, q.count, n) * es;
-  for (int r = 0; r < n; ++r) {
+  for (int r : c.local) {
     const bool readsSend = !(q.op == CollOp::kBroadcast && r != q.root);
     const bool writesRecv = !(q.op == CollOp::kReduce && r != q.root);
     bool mapped = true;
@@ -362,8 +363,6 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
   }
   return Status::ok();
 }
-
-}  // namespace
 
 namespace {
 
@@ -428,7 +427,7 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
   GPUPEER_RETURN_IF_ERROR(validateRequest(*impl_, q));
   if (count == 0) return Status::ok();
   bool inPlace = false;
-  for (int r = 0; r < impl_->n(); ++r) inPlace = inPlace || isInPlace(q, r);
+  for (int r : impl_->local) inPlace = inPlace || isInPlace(q, r);
   Result<CollAlgo> algo = chooseAlgorithm(
       op, collectiveBytes(op, count, type, impl_->n()), impl_->n(), impl_->p2p, impl_->algorithmOverride,
       algorithmTable(), pullCanServe(op, inPlace, q.peersCanRead), impl_->ringP2p, q.peersCanRead && q.peersCanWrite);

@@ -39,6 +39,17 @@ struct CollRequest {
   bool peersCanWrite = true;
 };
 
+/// Memory of `device` with at least `bytes` from p on (rank and which name it in the error).
+/// *fromCudaMalloc (when given) says whether the allocation is an ordinary cudaMalloc one,
+/// which peer access maps into every peer (pool and virtual-memory allocations need their own
+/// access grants).
+Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which,
+                   bool* fromCudaMalloc = nullptr);
+
+/// Checks `q` for the ranks this process drives (Impl::local): root, operator and type, every
+/// buffer's device and size, overlaps; then normalises it (see CollRequest).
+Status validateRequest(const Communicator::Impl& c, CollRequest& q);
+
 /// Whether rank `rank`'s buffers are the in-place arrangement for `op`.
 bool isInPlace(const CollRequest& q, int rank);
 
@@ -102,6 +113,25 @@ struct Communicator::Impl {
     bool hopperOrLater = false;  // programmatic dependent launch available
   };
   std::vector<Rank> ranks;
+  /// Every rank's one-shot buffers as this process reaches them: its own ranks' from `ranks`,
+  /// another process's through imported memory handles (RankCommunicator).
+  struct ScratchView {
+    void* scratch = nullptr;
+    std::uint32_t* flags = nullptr;
+    void* lineScratch = nullptr;
+    void* line128Scratch = nullptr;
+  };
+  std::vector<ScratchView> views;
+  /// The ranks this process launches kernels for: all of them in one process, one where each
+  /// process drives its own GPU (the other ranks' buffers, streams and counters are not here).
+  std::vector<int> local;
+  /// Where the ranks live in several processes: scratch into which a local buffer that is not
+  /// 8-byte aligned is copied, so that every rank takes the same one-shot variant whatever the
+  /// alignment of the buffers it cannot see (empty in one process, which sees them all).
+  DeviceBuffer alignStaging;
+  /// Passed to the kernels (OneShotArgs::timeoutNs, abortWord).
+  unsigned long long timeoutNs = 10'000'000'000ULL;
+  const volatile std::uint32_t* abortWord = nullptr;
   RankSignals signals;  // ordering between ranks' streams in the copy-engine algorithm
   // Without P2P: per ordered pair of ranks, device -> pinned host -> device in overlapped
   // chunks (the transfer engine's pipeline), ~1.4x CUDA's own staging of a copy between GPUs

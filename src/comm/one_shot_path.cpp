@@ -42,7 +42,7 @@ Status launchAll(Communicator::Impl& c, const CollRequest& q, const OneShotArgs*
       capturing == cudaStreamCaptureStatusNone)
     return c.pool->runAll(launchRank, &context);
   (void)cudaGetLastError();
-  for (int r = 0; r < c.n(); ++r) GPUPEER_RETURN_IF_ERROR(launchRank(&context, r));
+  for (int r : c.local) GPUPEER_RETURN_IF_ERROR(launchRank(&context, r));
   return Status::ok();
 }
 
@@ -62,11 +62,12 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
   a.outStride = collectiveOutputElements(q.op, q.count, n) > q.count ? q.count : 0;
   a.len = len;
   for (int k = 0; k < n; ++k) {
-    a.scratch[k] = c.ranks[k].scratch.get();
-    a.flags[k] = static_cast<std::uint32_t*>(c.ranks[k].flags.get());
-    a.llScratch[k] = c.ranks[k].lineScratch.get();
-    a.ll128Scratch[k] = c.ranks[k].line128Scratch.get();
-    a.peerIn[k] = static_cast<const char*>(q.send[k]) + done * es;
+    const Communicator::Impl::ScratchView& v = c.views[k];
+    a.scratch[k] = v.scratch;
+    a.flags[k] = v.flags;
+    a.llScratch[k] = v.lineScratch;
+    a.ll128Scratch[k] = v.line128Scratch;
+    if (q.send[k]) a.peerIn[k] = static_cast<const char*>(q.send[k]) + done * es;
   }
   a.slotBytes = c.options.oneShotSlotBytes;
   a.llSlotBytes = c.lineSlotBytes;
@@ -77,6 +78,8 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
   a.opCounter = reinterpret_cast<unsigned long long*>(c.counters(r));  // words 0-1
   a.error = c.counters(r) + 2;
   a.earlyLaunch = c.ranks[r].hopperOrLater;
+  a.timeoutNs = c.timeoutNs;
+  a.abortWord = c.abortWord;
   a.maxBlocks = c.oneShotBlocks;
   a.stepBytes = c.oneShotStepBytes;
   return a;
@@ -84,23 +87,79 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
 
 }  // namespace
 
+// Where the ranks live in several processes, each rank decides the variant alone, so the
+// decision must not depend on its own buffers' alignment: it is made as if they were aligned
+// (on the staging scratch), and a rank whose buffers are not copies through that scratch.
+// Rows of chunks: `rows` chunks of `bytes`, `pitch` bytes apart.
+struct StagedPiece {
+  bool in = false, out = false;
+  std::size_t inRows = 1, outRows = 1, bytes = 0, inPitch = 0, outPitch = 0;
+};
+
+StagedPiece stagingFor(const Communicator::Impl& c, const CollRequest& q, const OneShotArgs& a) {
+  StagedPiece s;
+  if (c.alignStaging.size() == 0) return s;
+  const std::size_t es = dataTypeSize(q.type);
+  s.bytes = a.len * es;
+  s.inRows = a.inStride ? c.n() : 1;
+  s.outRows = a.outStride ? c.n() : 1;
+  s.inPitch = a.inStride * es;
+  s.outPitch = a.outStride * es;
+  s.in = reinterpret_cast<std::uintptr_t>(a.in) % 8 != 0;
+  s.out = reinterpret_cast<std::uintptr_t>(a.out) % 8 != 0;
+  return s;
+}
+
 Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
   const std::size_t slotElements = c.options.oneShotSlotBytes / dataTypeSize(q.type);
   for (std::size_t done = 0; done < q.count; done += slotElements) {
     const std::size_t len = std::min(slotElements, q.count - done);
     std::array<OneShotArgs, kMaxCommRanks> args;  // no allocation per operation
+    std::array<StagedPiece, kMaxCommRanks> staged;
     // The 16-byte lines below line128FromBytes, the 128-byte ones from there, where every
     // rank's buffers allow them.
     const bool large = len * dataTypeSize(q.type) >= c.line128FromBytes;
     bool lines = true, lines128 = large;
-    for (int r = 0; r < c.n(); ++r) {
+    for (int r : c.local) {
       args[r] = argsFor(c, q, r, done, len);
-      lines = lines && oneShotAllowsLines(args[r], q.type);
-      lines128 = lines128 && oneShotAllowsLines128(args[r], q.type);
+      staged[r] = stagingFor(c, q, args[r]);
+      // Decided on aligned pointers but the real strides (the same on every rank; a staged
+      // piece's rows, len elements apart, are then aligned too: slots are multiples of 256).
+      OneShotArgs decide = args[r];
+      if (staged[r].in || staged[r].out) {
+        char* base = static_cast<char*>(c.alignStaging.get());
+        decide.in = base;
+        decide.out = base + c.alignStaging.size() / 2;
+      }
+      lines = lines && oneShotAllowsLines(decide, q.type);
+      lines128 = lines128 && oneShotAllowsLines128(decide, q.type);
+      if (!oneShotAllowsLines(decide, q.type) && !oneShotAllowsLines128(decide, q.type)) staged[r] = {};
     }
-    for (OneShotArgs& a : args) {
+    for (int r : c.local) {
+      OneShotArgs& a = args[r];
       a.lines128 = lines128;
       a.lines = lines && !lines128;
+      const StagedPiece& s = staged[r];
+      if (!s.in && !s.out) continue;
+      const int d = c.devices[r];
+      char* base = static_cast<char*>(c.alignStaging.get());
+      char* out = static_cast<char*>(a.out);
+      GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
+      if (s.in) {
+        GPUPEER_CUDA_CHECK(d, cudaMemcpy2DAsync(base, s.bytes, a.in, s.inPitch ? s.inPitch : s.bytes, s.bytes, s.inRows,
+                                                cudaMemcpyDeviceToDevice, q.streams[r]));
+        a.in = base;
+        a.inStride = a.inStride ? len : 0;
+      }
+      if (s.out) {
+        a.out = base + c.alignStaging.size() / 2;
+        a.outStride = a.outStride ? len : 0;
+      }
+      GPUPEER_CUDA_CHECK(d, launchOneShot(a, q.type, q.streams[r]));
+      if (s.out)
+        GPUPEER_CUDA_CHECK(d, cudaMemcpy2DAsync(out, s.outPitch ? s.outPitch : s.bytes, a.out, s.bytes, s.bytes,
+                                                s.outRows, cudaMemcpyDeviceToDevice, q.streams[r]));
+      a.len = 0;  // launched
     }
     GPUPEER_RETURN_IF_ERROR(launchAll(c, q, args.data(), launchOneShot));
   }
