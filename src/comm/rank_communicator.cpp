@@ -1,0 +1,183 @@
+#include "gpupeer/rank_communicator.hpp"
+
+#include <fmt/format.h>
+
+#include "comm/bootstrap.hpp"
+#include "comm/rank_communicator_impl.hpp"
+#include "cuda/cuda_status.hpp"
+#include "cuda/one_shot_kernels.cuh"
+
+namespace gpupeer {
+namespace {
+
+// Every start-up message is padded to this size, so that a framework's all-gather, which
+// wants equal parts (torch.distributed's all_gather_into_tensor), can carry it.
+constexpr std::size_t kExchangeBytes = 4096;
+
+Result<std::string> padded(const std::string& blob) {
+  if (blob.size() > kExchangeBytes)
+    return GPUPEER_ERROR(ErrorCode::kInternal, fmt::format("start-up message of {} bytes", blob.size()));
+  std::string out = blob;
+  out.resize(kExchangeBytes, '\0');
+  return out;
+}
+
+// Restores the caller's device when an operation returns.
+class DeviceGuard {
+ public:
+  DeviceGuard() { cudaGetDevice(&previous_); }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+RankCommunicator::RankCommunicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+RankCommunicator::~RankCommunicator() {
+  // Kernels still waiting for a peer give up now rather than at their bound; freeing the
+  // memory below waits for them.
+  if (impl_ && impl_->abortWord.get()) *static_cast<volatile std::uint32_t*>(impl_->abortWord.get()) = 1;
+}
+
+Result<std::unique_ptr<RankCommunicator>> RankCommunicator::init(int nranks, const UniqueId& id, int rank,
+                                                                 const RankCommOptions& options) {
+  if (nranks < 1 || nranks > kMaxCommRanks || rank < 0 || rank >= nranks)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {} of {} ranks: give 1 to {} ranks and a rank from 0 to ranks - 1", rank,
+                                     nranks, kMaxCommRanks));
+  Result<Bootstrap> joined = Bootstrap::join(nranks, id, rank, options.timeoutMs);
+  if (!joined.isOk()) return joined.status();
+  Bootstrap bootstrap = std::move(joined).value();
+  AllGatherFn exchange = [&bootstrap](const std::string& blob) -> Result<std::string> {
+    Result<std::string> mine = padded(blob);
+    if (!mine.isOk()) return mine.status();
+    Result<std::vector<std::string>> all = bootstrap.allGather(mine.value());
+    if (!all.isOk()) return all.status();
+    std::string joinedParts;
+    for (const std::string& part : all.value()) joinedParts += part;
+    return joinedParts;
+  };
+  auto impl = std::make_unique<Impl>();
+  GPUPEER_RETURN_IF_ERROR(initRank(*impl, nranks, rank, options, exchange, "over a Unix socket"));
+  return std::unique_ptr<RankCommunicator>(new RankCommunicator(std::move(impl)));
+}
+
+Result<std::unique_ptr<RankCommunicator>> RankCommunicator::initWithAllGather(int nranks, int rank,
+                                                                              const AllGatherFn& allGather,
+                                                                              const RankCommOptions& options) {
+  if (nranks < 1 || nranks > kMaxCommRanks || rank < 0 || rank >= nranks)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {} of {} ranks: give 1 to {} ranks and a rank from 0 to ranks - 1", rank,
+                                     nranks, kMaxCommRanks));
+  if (!allGather) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "no all-gather function given");
+  AllGatherFn exchange = [&allGather](const std::string& blob) -> Result<std::string> {
+    Result<std::string> mine = padded(blob);
+    if (!mine.isOk()) return mine.status();
+    return allGather(mine.value());
+  };
+  auto impl = std::make_unique<Impl>();
+  GPUPEER_RETURN_IF_ERROR(initRank(*impl, nranks, rank, options, exchange, "through the caller's all-gather"));
+  return std::unique_ptr<RankCommunicator>(new RankCommunicator(std::move(impl)));
+}
+
+int RankCommunicator::rank() const { return impl_->rank; }
+int RankCommunicator::ranks() const { return impl_->n(); }
+int RankCommunicator::device() const { return impl_->device; }
+const std::string& RankCommunicator::transport() const { return impl_->transport; }
+
+namespace {
+
+Status usable(const RankCommunicator::Impl& c) {
+  if (c.aborted.load()) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "the communicator was aborted");
+  return c.failure;
+}
+
+// One rank's collective: checked as the one-process communicator checks its ranks, then the
+// one-shot kernel, or with one rank a local copy.
+Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, void* recv, std::size_t count,
+                     DataType type, RedOp redop, int root, cudaStream_t stream) {
+  GPUPEER_RETURN_IF_ERROR(usable(c));
+  const int n = c.n();
+  CollRequest q;
+  q.op = op;
+  q.type = type;
+  q.redop = redop;
+  q.root = root;
+  q.count = count;
+  q.send.assign(n, nullptr);
+  q.recv.assign(n, nullptr);
+  q.streams.assign(n, nullptr);
+  q.send[c.rank] = send;
+  q.recv[c.rank] = recv;
+  q.streams[c.rank] = stream;
+  DeviceGuard guard;
+  GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
+  GPUPEER_RETURN_IF_ERROR(validateRequest(c.core, q));
+  if (count == 0) return Status::ok();
+  if (n > 1) return runOneShot(c.core, q);
+  // One rank: the result is the input (all-gather's and alltoall's single chunk too).
+  const std::size_t bytes = count * dataTypeSize(type);
+  if (q.recv[0] != q.send[0])
+    GPUPEER_CUDA_CHECK(c.device, cudaMemcpyAsync(q.recv[0], q.send[0], bytes, cudaMemcpyDeviceToDevice, stream));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status RankCommunicator::allReduce(const void* send, void* recv, std::size_t count, DataType type, RedOp op,
+                                   cudaStream_t stream) {
+  return runCollective(*impl_, CollOp::kAllReduce, send, recv, count, type, op, 0, stream);
+}
+Status RankCommunicator::allGather(const void* send, void* recv, std::size_t count, DataType type,
+                                   cudaStream_t stream) {
+  return runCollective(*impl_, CollOp::kAllGather, send, recv, count, type, RedOp::kSum, 0, stream);
+}
+Status RankCommunicator::reduceScatter(const void* send, void* recv, std::size_t count, DataType type, RedOp op,
+                                       cudaStream_t stream) {
+  return runCollective(*impl_, CollOp::kReduceScatter, send, recv, count, type, op, 0, stream);
+}
+Status RankCommunicator::broadcast(const void* send, void* recv, std::size_t count, DataType type, int root,
+                                   cudaStream_t stream) {
+  return runCollective(*impl_, CollOp::kBroadcast, send, recv, count, type, RedOp::kSum, root, stream);
+}
+Status RankCommunicator::reduce(const void* send, void* recv, std::size_t count, DataType type, RedOp op, int root,
+                                cudaStream_t stream) {
+  return runCollective(*impl_, CollOp::kReduce, send, recv, count, type, op, root, stream);
+}
+Status RankCommunicator::allToAll(const void* send, void* recv, std::size_t count, DataType type,
+                                  cudaStream_t stream) {
+  return runCollective(*impl_, CollOp::kAllToAll, send, recv, count, type, RedOp::kSum, 0, stream);
+}
+
+Status RankCommunicator::checkError() {
+  Impl& c = *impl_;
+  if (!c.failure.isOk()) return c.failure;
+  if (c.n() == 1) return usable(c);
+  std::uint32_t error = 0;
+  DeviceGuard guard;
+  GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
+  GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(&error, c.errorWord(), sizeof error, cudaMemcpyDeviceToHost));
+  if (error == 0) return usable(c);
+  if (error == kAbortedError) {
+    c.failure = GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));
+  } else if (error - 1 < static_cast<std::uint32_t>(c.n())) {
+    const PeerIdentity& p = c.peers[error - 1];
+    c.failure = GPUPEER_ERROR(ErrorCode::kTimeout,
+                              fmt::format("rank {} waited more than {} ms for rank {} (pid {}, GPU{} {}): it died, hung "
+                                          "or made a different call",
+                                          c.rank, c.core.timeoutNs / 1'000'000, error - 1, p.pid, p.device, p.busId));
+  } else {
+    c.failure = GPUPEER_ERROR(ErrorCode::kInternal, fmt::format("rank {}: error word {}", c.rank, error));
+  }
+  return c.failure;
+}
+
+void RankCommunicator::abort() {
+  impl_->aborted.store(true);
+  *static_cast<volatile std::uint32_t*>(impl_->abortWord.get()) = 1;
+}
+
+}  // namespace gpupeer

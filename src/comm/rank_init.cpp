@@ -1,0 +1,237 @@
+// Start-up of one rank: who the others are, which one-shot variants every pair allows, this
+// rank's memory, and the peers' memory mapped here. Three exchanges: identities, buffers,
+// and each rank's verdict on mapping (so one rank's failure reaches every rank at once
+// rather than as a timeout in its first operation).
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "comm/line128_rules.hpp"
+#include "comm/rank_communicator_impl.hpp"
+#include "cuda/cuda_status.hpp"
+#include "cuda/one_shot_kernels.cuh"
+#include "gpupeer/peer_access.hpp"
+
+namespace gpupeer {
+namespace {
+
+constexpr std::size_t kP2pSlotBytes = 1u << 20;
+
+std::string hex(const void* data, std::size_t bytes) {
+  std::string s;
+  for (std::size_t i = 0; i < bytes; ++i) s += fmt::format("{:02x}", static_cast<const unsigned char*>(data)[i]);
+  return s;
+}
+
+bool unhex(const std::string& s, void* data, std::size_t bytes) {
+  if (s.size() != 2 * bytes) return false;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    unsigned value = 0;
+    if (std::sscanf(s.c_str() + 2 * i, "%2x", &value) != 1) return false;
+    static_cast<unsigned char*>(data)[i] = static_cast<unsigned char>(value);
+  }
+  return true;
+}
+
+nlohmann::json sharedJson(const SharedBuffer& b) {
+  return {{"handle", hex(&b.handle, sizeof b.handle)}, {"pointer", b.pointer}, {"bytes", b.bytes}};
+}
+
+bool sharedFromJson(const nlohmann::json& j, SharedBuffer& b) {
+  if (!j.is_object() || !j.contains("handle") || !j["handle"].is_string() ||
+      !unhex(j["handle"].get<std::string>(), &b.handle, sizeof b.handle))
+    return false;
+  b.pointer = j.value("pointer", std::uint64_t{0});
+  b.bytes = j.value("bytes", std::uint64_t{0});
+  return true;
+}
+
+// Whether this rank's GPU reaches every peer's with native atomics (NVLink), which the 128-byte
+// lines need (see Communicator::create). A peer this process cannot see, or on the same GPU,
+// does not count.
+bool nativeAtomicsToAll(int device, const std::vector<PeerIdentity>& peers, int rank) {
+  for (int r = 0; r < static_cast<int>(peers.size()); ++r) {
+    if (r == rank) continue;
+    int other = -1, value = 0;
+    if (cudaDeviceGetByPCIBusId(&other, peers[r].busId.c_str()) != cudaSuccess || other == device ||
+        cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrNativeAtomicSupported, device, other) != cudaSuccess ||
+        value != 1) {
+      (void)cudaGetLastError();
+      return false;
+    }
+  }
+  return true;
+}
+
+// One exchange of JSON objects: every rank's, parsed, or an error naming the step and rank.
+Result<std::vector<nlohmann::json>> exchangeJson(const AllGatherFn& exchange, const nlohmann::json& mine, int ranks,
+                                                 const char* step) {
+  Result<std::string> all = exchange(mine.dump());
+  if (!all.isOk())
+    return GPUPEER_ERROR(all.status().code(), fmt::format("start-up ({}): {}", step, all.status().message()));
+  const std::string& bytes = all.value();
+  if (bytes.size() % ranks != 0)
+    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("start-up ({}): the all-gather returned {} bytes for {} ranks",
+                                                        step, bytes.size(), ranks));
+  const std::size_t each = bytes.size() / ranks;
+  std::vector<nlohmann::json> parsed;
+  for (int r = 0; r < ranks; ++r) {
+    std::string part = bytes.substr(r * each, each);
+    part.erase(std::find(part.begin(), part.end(), '\0'), part.end());  // fixed-size padding
+    nlohmann::json j = nlohmann::json::parse(part, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return GPUPEER_ERROR(ErrorCode::kParse,
+                           fmt::format("start-up ({}): rank {}'s message is not gpupeer's (another program on the "
+                                       "same id, or a mismatched version)",
+                                       step, r));
+    parsed.push_back(std::move(j));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommOptions& options,
+                const AllGatherFn& exchange, const std::string& how) {
+  if (options.slotBytes < 4096 || options.slotBytes % 256)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("slots of at least 4 KiB, a multiple of 256 bytes, not {}", options.slotBytes));
+  if (options.timeoutMs < 1)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("a bound of {} ms", options.timeoutMs));
+  int device = options.device;
+  if (device < 0) GPUPEER_CUDA_CHECK(-1, cudaGetDevice(&device));
+  int visible = 0;
+  GPUPEER_CUDA_CHECK(-1, cudaGetDeviceCount(&visible));
+  if (device >= visible)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {}: GPU{} does not exist ({} visible)", rank, device, visible));
+  GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
+  c.rank = rank;
+  c.device = device;
+  GPUPEER_RETURN_IF_ERROR(c.abortWord.allocate(sizeof(std::uint32_t), cudaHostAllocMapped));
+  *static_cast<volatile std::uint32_t*>(c.abortWord.get()) = 0;
+  Communicator::Impl& core = c.core;
+  core.devices.assign(nranks, -1);
+  core.devices[rank] = device;
+  core.local = {rank};
+  core.options.oneShotSlotBytes = options.slotBytes;
+  core.timeoutNs = static_cast<unsigned long long>(options.timeoutMs) * 1'000'000ULL;
+  core.abortWord = static_cast<const volatile std::uint32_t*>(c.abortWord.get());
+  core.ranks.resize(nranks);
+  core.views.resize(nranks);
+  int major = 0, sms = 0;
+  GPUPEER_CUDA_CHECK(device, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  GPUPEER_CUDA_CHECK(device, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  core.ranks[rank].hopperOrLater = major >= 9;
+  Communicator::Impl::Rank& mine = core.ranks[rank];
+  GPUPEER_RETURN_IF_ERROR(mine.counters.allocate(device, 3 * sizeof(std::uint32_t)));
+  GPUPEER_CUDA_CHECK(device, cudaMemset(mine.counters.get(), 0, mine.counters.size()));
+
+  // 1: identities.
+  Result<std::vector<nlohmann::json>> ids = exchangeJson(
+      exchange,
+      {{"pid", static_cast<int>(getpid())}, {"device", device}, {"bus", busIdOf(device)}, {"sms", sms},
+       {"slot", options.slotBytes}},
+      nranks, "identities");
+  if (!ids.isOk()) return ids.status();
+  for (int r = 0; r < nranks; ++r) {
+    const nlohmann::json& j = ids.value()[r];
+    c.peers.push_back({j.value("pid", 0), j.value("device", -1), j.value("bus", std::string())});
+    if (j.value("slot", std::size_t{0}) != options.slotBytes)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                           fmt::format("rank {} uses slots of {} bytes, rank {} of {}: every rank must pass the same "
+                                       "RankCommOptions::slotBytes",
+                                       r, j.value("slot", std::size_t{0}), rank, options.slotBytes));
+    core.fewestSms = r == 0 ? j.value("sms", sms) : std::min(core.fewestSms, j.value("sms", sms));
+  }
+  if (nranks == 1) {
+    c.transport = "one rank: every operation is a local copy";
+    return Status::ok();
+  }
+
+  // 2: this rank's buffers, shared. The 128-byte lines only where every rank reaches every
+  // other by NVLink; each rank knows its own links, so each allocates their scratch if its own
+  // are all NVLink, and the variant is used only if all did.
+  const bool lines128 = nativeAtomicsToAll(device, c.peers, rank);
+  core.lineSlotBytes = kLineSlotBytes;
+  core.line128FromBytes = line128FromBytesFor(nranks);
+  const std::size_t line128Need = (line128Bytes(options.slotBytes) + 4095) / 4096 * 4096;
+  core.line128SlotBytes = lines128 ? std::min(line128SlotBytesFor(nranks), line128Need) : 0;
+  const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
+  c.p2p.layout = {nranks, kP2pSlotBytes};
+  struct Part {
+    const char* name;
+    DeviceBuffer* buffer;
+    std::size_t bytes;
+  };
+  const Part parts[] = {{"scratch", &mine.scratch, 2 * nranks * options.slotBytes},
+                        {"flags", &mine.flags, flagBytes},
+                        {"lines", &mine.lineScratch, oneShotLineScratchBytes(nranks, core.lineSlotBytes)},
+                        {"lines128", &mine.line128Scratch, 2 * nranks * core.line128SlotBytes},
+                        {"p2p", &c.p2pMemory, c.p2p.layout.bytes()}};
+  nlohmann::json shared = {{"lines128", lines128}};
+  for (const Part& p : parts) {
+    if (p.bytes == 0) continue;
+    GPUPEER_RETURN_IF_ERROR(p.buffer->allocate(device, p.bytes));
+    GPUPEER_CUDA_CHECK(device, cudaMemset(p.buffer->get(), 0, p.bytes));
+    Result<SharedBuffer> s = shareBuffer(device, p.buffer->get(), p.bytes);
+    if (!s.isOk()) return s.status();
+    shared[p.name] = sharedJson(s.value());
+  }
+  GPUPEER_RETURN_IF_ERROR(core.alignStaging.allocate(device, 2 * nranks * options.slotBytes));
+  GPUPEER_CUDA_CHECK(device, cudaDeviceSynchronize());  // zeroed before any peer can map it
+  Result<std::vector<nlohmann::json>> buffers = exchangeJson(exchange, shared, nranks, "buffers");
+  if (!buffers.isOk()) return buffers.status();
+
+  // 3: map every peer's, then agree that every rank did.
+  bool all128 = true;
+  for (const nlohmann::json& j : buffers.value()) all128 = all128 && j.value("lines128", false);
+  if (!all128) core.line128SlotBytes = 0;
+  Status mapped;
+  c.mapped.reserve(nranks * std::size(parts));
+  for (int r = 0; r < nranks && mapped.isOk(); ++r) {
+    void* at[std::size(parts)] = {};
+    for (std::size_t k = 0; k < std::size(parts) && mapped.isOk(); ++k) {
+      if (r == rank) {
+        at[k] = parts[k].buffer->get();
+        continue;
+      }
+      if (!buffers.value()[r].contains(parts[k].name)) continue;
+      SharedBuffer b;
+      if (!sharedFromJson(buffers.value()[r][parts[k].name], b)) {
+        mapped = GPUPEER_ERROR(ErrorCode::kParse, fmt::format("start-up: rank {}'s {} handle is malformed", r,
+                                                              parts[k].name));
+        break;
+      }
+      if (c.peers[r].pid == getpid() && c.peers[r].device != device) {
+        mapped = PeerAccess::process().enable(device, c.peers[r].device);
+        if (!mapped.isOk()) break;
+      }
+      c.mapped.emplace_back();
+      mapped = c.mapped.back().map(device, b, c.peers[r].pid);
+      at[k] = c.mapped.back().get();
+    }
+    core.views[r] = {at[0], static_cast<std::uint32_t*>(at[1]), at[2], all128 ? at[3] : nullptr};
+    c.p2p.memory[r] = at[4];
+  }
+  Result<std::vector<nlohmann::json>> verdicts =
+      exchangeJson(exchange, {{"ok", mapped.isOk()}, {"why", mapped.message()}}, nranks, "mapping");
+  if (!verdicts.isOk()) return verdicts.status();
+  if (!mapped.isOk()) return mapped;
+  for (int r = 0; r < nranks; ++r)
+    if (!verdicts.value()[r].value("ok", false))
+      return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("rank {} could not map its peers' memory: {}", r,
+                                                                verdicts.value()[r].value("why", std::string())));
+  c.p2p.rank = rank;
+  c.p2p.error = c.errorWord();
+  c.p2p.timeoutNs = core.timeoutNs;
+  c.p2p.abortWord = core.abortWord;
+  c.transport = fmt::format("{} ranks, peers' memory mapped by CUDA IPC handles exchanged {}{}", nranks, how,
+                            all128 ? "; 128-byte lines (NVLink between every pair)" : "");
+  return Status::ok();
+}
+
+}  // namespace gpupeer
