@@ -1,0 +1,192 @@
+// RankCommunicator with one process per rank: the ranks are gpupeer_rank_worker processes,
+// spread over the visible GPUs (several per GPU where there are fewer GPUs than ranks: ranks
+// on one GPU map each other's memory through the same handles; correct, not fast). Every
+// process's run is bounded; its output is shown when it fails.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/device_memory.hpp"
+#include "gpu_test_support.hpp"
+#include "gpupeer/rank_communicator.hpp"
+
+extern char** environ;
+
+namespace gpupeer {
+namespace {
+
+struct Outcome {
+  int exitCode = -1;  // -1: killed at the bound
+  std::string output;
+};
+
+std::string hexOf(const UniqueId& id) {
+  std::string s;
+  for (char c : id.bytes) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(c));
+    s += two;
+  }
+  return s;
+}
+
+// Starts ranks `started` of `nranks` as workers of `scenario` and waits for all (at most
+// `boundSeconds`, then kills the rest).
+std::vector<Outcome> runWorkers(const std::string& scenario, int nranks, const std::vector<int>& started,
+                                int timeoutMs, int boundSeconds) {
+  Result<UniqueId> id = makeUniqueId();
+  EXPECT_TRUE(id.isOk());
+  const std::string hex = hexOf(id.value());
+  std::vector<pid_t> pids;
+  std::vector<std::string> logs;
+  for (int rank : started) {
+    logs.push_back(::testing::TempDir() + "rank_worker_" + scenario + "_" + std::to_string(rank) + "_" +
+                   std::to_string(getpid()) + ".log");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, logs.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    const std::string n = std::to_string(nranks), r = std::to_string(rank), t = std::to_string(timeoutMs);
+    std::vector<char*> argv = {const_cast<char*>(GPUPEER_RANK_WORKER_PATH), const_cast<char*>(scenario.c_str()),
+                               const_cast<char*>(n.c_str()),  const_cast<char*>(r.c_str()),
+                               const_cast<char*>(hex.c_str()), const_cast<char*>(t.c_str()), nullptr};
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, GPUPEER_RANK_WORKER_PATH, &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    pids.push_back(pid);
+  }
+  std::vector<Outcome> out(pids.size());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(boundSeconds);
+  for (std::size_t left = pids.size(); left > 0;) {
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      if (pids[i] <= 0) continue;
+      int status = 0;
+      if (waitpid(pids[i], &status, WNOHANG) == pids[i]) {
+        out[i].exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        pids[i] = -1;
+        --left;
+      }
+    }
+    if (left > 0 && std::chrono::steady_clock::now() > deadline) {
+      for (pid_t p : pids)
+        if (p > 0) kill(p, SIGKILL), waitpid(p, nullptr, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    std::ifstream f(logs[i]);
+    std::stringstream s;
+    s << f.rdbuf();
+    out[i].output = s.str();
+    std::remove(logs[i].c_str());
+  }
+  return out;
+}
+
+std::vector<int> allRanks(int n) {
+  std::vector<int> r;
+  for (int i = 0; i < n; ++i) r.push_back(i);
+  return r;
+}
+
+class RankCommunicatorProcesses : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { GPUPEER_REQUIRE_GPUS(1); }
+};
+
+TEST_P(RankCommunicatorProcesses, EveryCollectiveAgainstTheReferenceAndInGraphs) {
+  const int n = GetParam();
+  std::vector<Outcome> out = runWorkers("collectives", n, allRanks(n), 20000, 280);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 0) << "rank " << r << ":\n" << out[r].output;
+    EXPECT_NE(out[r].output.find("ok graphs: 0 failure(s)"), std::string::npos) << out[r].output;
+  }
+}
+
+TEST_P(RankCommunicatorProcesses, SendRecvBetweenEveryPairAndInAGroupedCycle) {
+  const int n = GetParam();
+  std::vector<Outcome> out = runWorkers("p2p", n, allRanks(n), 20000, 200);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 0) << "rank " << r << ":\n" << out[r].output;
+    EXPECT_NE(out[r].output.find("ok cycle and self"), std::string::npos) << out[r].output;
+  }
+}
+
+TEST_P(RankCommunicatorProcesses, KilledRankIsNamedBySurvivorsWithinTheBound) {
+  const int n = GetParam();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Outcome> out = runWorkers("killed", n, allRanks(n), 3000, 120);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(out[n - 1].exitCode, 128 + SIGKILL) << out[n - 1].output;
+  for (int r = 0; r + 1 < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 0) << "survivor " << r << ":\n" << out[r].output;
+    EXPECT_NE(out[r].output.find("ok survivor"), std::string::npos) << out[r].output;
+  }
+  std::printf("%d ranks, one killed: every process ended after %.1f s\n", n, seconds);
+}
+
+TEST_P(RankCommunicatorProcesses, RankThatNeverJoinsFailsInitWithinTheBound) {
+  const int n = GetParam();
+  std::vector<int> started = allRanks(n);
+  started.pop_back();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Outcome> out = runWorkers("collectives", n, started, 2000, 60);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (std::size_t r = 0; r < started.size(); ++r) {
+    EXPECT_EQ(out[r].exitCode, 3) << out[r].output;
+    EXPECT_NE(out[r].output.find("rank(s) " + std::to_string(n - 1) + " of " + std::to_string(n) + " did not join"),
+              std::string::npos)
+        << out[r].output;
+  }
+  EXPECT_LT(seconds, 20.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, RankCommunicatorProcesses, ::testing::Values(2, 3, 4));
+
+TEST(RankCommunicatorAbort, AbortFromAnotherThreadEndsAWaitAtOnce) {
+  GPUPEER_REQUIRE_GPUS(1);
+  std::vector<Outcome> out = runWorkers("abort", 2, allRanks(2), 60000, 60);
+  EXPECT_EQ(out[0].exitCode, 0) << out[0].output;
+  EXPECT_NE(out[0].output.find("ok aborted"), std::string::npos) << out[0].output;
+}
+
+TEST(RankCommunicatorOneRank, EveryOperationIsALocalCopy) {
+  GPUPEER_REQUIRE_GPUS(1);
+  Result<UniqueId> id = makeUniqueId();
+  ASSERT_TRUE(id.isOk());
+  auto comm = RankCommunicator::init(1, id.value(), 0);
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  DeviceBuffer a, b;
+  ASSERT_TRUE(a.allocate(0, 4096).isOk());
+  ASSERT_TRUE(b.allocate(0, 4096).isOk());
+  std::vector<float> in(1000), got(1000);
+  for (int i = 0; i < 1000; ++i) in[i] = i * 0.5f;
+  ASSERT_EQ(cudaMemcpy(a.get(), in.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  RankCommunicator& c = *comm.value();
+  ASSERT_TRUE(c.allReduce(a.get(), b.get(), 1000, DataType::kFloat32, RedOp::kAvg, nullptr).isOk());
+  ASSERT_EQ(cudaMemcpy(got.data(), b.get(), 4000, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(got, in);
+  ASSERT_TRUE(c.groupStart().isOk());
+  ASSERT_TRUE(c.send(b.get(), 1000, DataType::kFloat32, 0, nullptr).isOk());
+  ASSERT_TRUE(c.recv(a.bytes() + 0, 1000, DataType::kFloat32, 0, nullptr).isOk());
+  ASSERT_TRUE(c.groupEnd().isOk());
+  EXPECT_EQ(c.broadcast(a.get(), b.get(), 1000, DataType::kFloat32, 1, nullptr).code(),
+            ErrorCode::kInvalidArgument);  // root 1 of 1 rank
+  EXPECT_EQ(c.send(a.get(), 1, DataType::kFloat32, 1, nullptr).code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(c.checkError().isOk());
+}
+
+}  // namespace
+}  // namespace gpupeer

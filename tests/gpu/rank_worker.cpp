@@ -1,0 +1,310 @@
+// One rank of a RankCommunicator in its own process, for the multi-process GPU tests
+// (rank_communicator_gpu_test.cpp starts several). Usage:
+//   gpupeer_rank_worker SCENARIO NRANKS RANK ID_HEX [TIMEOUT_MS]
+// Prints one line per check ("ok ..." or "FAIL ...") and exits 0 when every check passed, 1 on
+// a failed check, 2 on bad arguments, 3 when init failed (its message printed).
+
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/device_memory.hpp"
+#include "gpupeer/collective_reference.hpp"
+#include "gpupeer/rank_communicator.hpp"
+
+namespace gpupeer {
+namespace {
+
+int failures = 0;
+
+#define WORKER_CHECK(cond, ...)                    \
+  do {                                             \
+    if (!(cond)) {                                 \
+      std::printf("FAIL %s: ", #cond);             \
+      std::printf(__VA_ARGS__);                    \
+      std::printf("\n");                           \
+      ++failures;                                  \
+    }                                              \
+  } while (0)
+
+bool ok(const Status& st, const char* what) {
+  if (!st.isOk()) {
+    std::printf("FAIL %s: %s\n", what, st.toString().c_str());
+    ++failures;
+  }
+  return st.isOk();
+}
+
+struct Worker {
+  RankCommunicator& comm;
+  int n, rank;
+  Stream stream;
+  DeviceBuffer send, recv;
+  static constexpr std::size_t kBytes = 8u << 20;
+
+  explicit Worker(RankCommunicator& c) : comm(c), n(c.ranks()), rank(c.rank()) {
+    ok(stream.create(c.device()), "stream");
+    ok(send.allocate(c.device(), kBytes), "send buffer");
+    ok(recv.allocate(c.device(), kBytes), "receive buffer");
+  }
+  cudaStream_t s() const { return stream.get(); }
+  bool sync(const char* what) {
+    if (cudaStreamSynchronize(s()) != cudaSuccess) {
+      std::printf("FAIL %s: %s\n", what, cudaGetErrorString(cudaGetLastError()));
+      ++failures;
+      return false;
+    }
+    return ok(comm.checkError(), what);
+  }
+
+  Status run(CollOp op, const void* in, void* out, std::size_t count, DataType type, RedOp redop, int root) {
+    switch (op) {
+      case CollOp::kAllReduce: return comm.allReduce(in, out, count, type, redop, s());
+      case CollOp::kAllGather: return comm.allGather(in, out, count, type, s());
+      case CollOp::kReduceScatter: return comm.reduceScatter(in, out, count, type, redop, s());
+      case CollOp::kBroadcast: return comm.broadcast(in, out, count, type, root, s());
+      case CollOp::kReduce: return comm.reduce(in, out, count, type, redop, root, s());
+      case CollOp::kAllToAll: return comm.allToAll(in, out, count, type, s());
+      default: return Status(ErrorCode::kInvalidArgument, "op");
+    }
+  }
+
+  // One operation from known-answer inputs, `offset` bytes into the buffers, checked against
+  // every rank's input (each rank computes them all).
+  void checkOne(CollOp op, DataType type, RedOp redop, std::size_t count, std::size_t offset, bool inPlace) {
+    const int root = n - 1;
+    InPlacePointers at{send.bytes() + offset, recv.bytes() + offset};
+    if (inPlace) at = inPlacePointers(op, at.send, at.recv, count, type, rank);
+    std::vector<std::vector<std::uint8_t>> inputs;
+    std::vector<const void*> in;
+    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(type, r, collectiveInputElements(op, count, n)));
+    for (auto& v : inputs) in.push_back(v.data());
+    cudaMemcpy(at.send, inputs[rank].data(), inputs[rank].size(), cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    char what[160];
+    std::snprintf(what, sizeof what, "%s %s %s count %zu +%zu%s", collOpName(op), dataTypeName(type),
+                  redOpName(redop), count, offset, inPlace ? " in place" : "");
+    if (!ok(run(op, at.send, at.recv, count, type, redop, root), what) || !sync(what)) return;
+    if (op == CollOp::kReduce && rank != root) return;
+    std::vector<std::uint8_t> got(collectiveOutputElements(op, count, n) * dataTypeSize(type));
+    cudaMemcpy(got.data(), at.recv, got.size(), cudaMemcpyDeviceToHost);
+    ReductionCheck c = checkCollective(op, type, redop, root, in, rank, got.data(), count);
+    WORKER_CHECK(c.wrong == 0, "%s: %zu wrong, first at %zu", what, c.wrong, c.firstWrong);
+  }
+
+  void collectives() {
+    const CollOp ops[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter,
+                          CollOp::kBroadcast, CollOp::kReduce,    CollOp::kAllToAll};
+    const DataType types[] = {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kInt8};
+    // 40001 floats: three pieces of the tests' 64 KiB slots; 13: one line; 1: less than a word.
+    for (CollOp op : ops)
+      for (DataType type : types)
+        for (std::size_t count : {std::size_t{1}, std::size_t{13}, std::size_t{40001}}) {
+          checkOne(op, type, RedOp::kSum, count, 0, false);
+          checkOne(op, type, RedOp::kMax, count, 0, true);
+          checkOne(op, type, RedOp::kMin, count, dataTypeSize(type), true);  // off the alignment
+        }
+    std::printf("ok collectives: %d failure(s)\n", failures);
+  }
+
+  // In-place int32 sums from ones, back to back without host sync: n^k only if no operation
+  // overtook another. Then the same captured in a CUDA graph and replayed.
+  void backToBackAndGraphs() {
+    const std::size_t count = 30001;
+    std::vector<std::int32_t> ones(count, 1), got(count);
+    cudaMemcpy(send.get(), ones.data(), count * 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    std::int64_t want = 1;
+    int k = 0;
+    for (; k < 12 && want * n < (std::int64_t{1} << 31); ++k, want *= n)
+      if (!ok(comm.allReduce(send.get(), send.get(), count, DataType::kInt32, RedOp::kSum, s()), "sum")) return;
+    if (!sync("back to back")) return;
+    cudaMemcpy(got.data(), send.get(), count * 4, cudaMemcpyDeviceToHost);
+    WORKER_CHECK(got[0] == want && got[count - 1] == want, "after %d sums: %d, want %lld", k, got[0],
+                 static_cast<long long>(want));
+    std::printf("ok back to back: %d sums\n", k);
+
+    cudaMemcpy(send.get(), ones.data(), count * 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    WORKER_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
+    ok(comm.allReduce(send.get(), send.get(), count, DataType::kInt32, RedOp::kSum, s()), "captured sum");
+    ok(comm.allReduce(send.get(), recv.get(), count, DataType::kInt32, RedOp::kSum, s()), "captured sum 2");
+    WORKER_CHECK(cudaStreamEndCapture(s(), &graph) == cudaSuccess, "end capture");
+    WORKER_CHECK(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
+    want = 1;
+    for (int replay = 0; replay < 3 && exec; ++replay) {
+      WORKER_CHECK(cudaGraphLaunch(exec, s()) == cudaSuccess, "launch");
+      if (!sync("graph replay")) break;
+      want *= n;  // in place into send
+      cudaMemcpy(got.data(), recv.get(), count * 4, cudaMemcpyDeviceToHost);
+      WORKER_CHECK(got[0] == want * n && got[count - 1] == want * n, "replay %d: %d, want %lld", replay, got[0],
+                   static_cast<long long>(want * n));
+      cudaMemcpy(got.data(), send.get(), count * 4, cudaMemcpyDeviceToHost);
+      WORKER_CHECK(got[count / 2] == want, "replay %d in place: %d, want %lld", replay, got[count / 2],
+                   static_cast<long long>(want));
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    std::printf("ok graphs: %d failure(s)\n", failures);
+  }
+
+  std::vector<std::uint8_t> pattern(int from, int to, std::size_t bytes) {
+    std::vector<std::uint8_t> v(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) v[i] = static_cast<std::uint8_t>(i * 31 + from * 7 + to * 3 + 1);
+    return v;
+  }
+
+  // Every ordered pair in turn (the others idle), then a cycle of grouped send + recv, then a
+  // send to itself.
+  void pointToPoint() {
+    const std::size_t bytes = (2u << 20) + 12345;  // three chunks of the 1 MiB slots, odd end
+    for (int from = 0; from < n; ++from)
+      for (int to = 0; to < n; ++to) {
+        if (from == to || (rank != from && rank != to)) continue;
+        if (rank == from) {
+          std::vector<std::uint8_t> p = pattern(from, to, bytes);
+          cudaMemcpy(send.bytes() + 1, p.data(), bytes, cudaMemcpyHostToDevice);
+          cudaDeviceSynchronize();
+          ok(comm.send(send.bytes() + 1, bytes, DataType::kUInt8, to, s()), "send");
+        } else {
+          ok(comm.recv(recv.bytes() + 3, bytes, DataType::kUInt8, from, s()), "recv");
+        }
+        if (!sync("pair")) return;
+        if (rank == to) {
+          std::vector<std::uint8_t> got(bytes);
+          cudaMemcpy(got.data(), recv.bytes() + 3, bytes, cudaMemcpyDeviceToHost);
+          WORKER_CHECK(got == pattern(from, to, bytes), "%d -> %d: bytes differ", from, to);
+        }
+      }
+    std::printf("ok pairs\n");
+    const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+    std::vector<std::uint8_t> p = pattern(rank, next, bytes);
+    cudaMemcpy(send.get(), p.data(), bytes, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    ok(comm.groupStart(), "group start");
+    ok(comm.send(send.get(), bytes, DataType::kUInt8, next, s()), "grouped send");
+    ok(comm.recv(recv.get(), bytes, DataType::kUInt8, prev, s()), "grouped recv");
+    ok(comm.groupEnd(), "group end");
+    if (!sync("cycle")) return;
+    std::vector<std::uint8_t> got(bytes);
+    cudaMemcpy(got.data(), recv.get(), bytes, cudaMemcpyDeviceToHost);
+    WORKER_CHECK(got == pattern(prev, rank, bytes), "cycle: bytes from %d differ", prev);
+    ok(comm.groupStart(), "group start");
+    ok(comm.send(send.get(), 1000, DataType::kInt32, rank, s()), "send to itself");
+    ok(comm.recv(recv.bytes() + 4, 1000, DataType::kInt32, rank, s()), "recv from itself");
+    ok(comm.groupEnd(), "group end");
+    if (!sync("self")) return;
+    cudaMemcpy(got.data(), recv.bytes() + 4, 4000, cudaMemcpyDeviceToHost);
+    WORKER_CHECK(std::memcmp(got.data(), p.data(), 4000) == 0, "send to itself: bytes differ");
+    std::printf("ok cycle and self\n");
+  }
+
+  // The last rank is killed after a few operations; every survivor must report it by the bound
+  // and shut down.
+  void killed(int timeoutMs) {
+    const std::size_t count = 1000;
+    for (int i = 0; i < 40; ++i) {
+      if (rank == n - 1 && i == 5) {
+        cudaStreamSynchronize(s());
+        std::printf("rank %d: killing itself\n", rank);
+        std::fflush(stdout);
+        raise(SIGKILL);
+      }
+      if (!comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()).isOk()) break;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    cudaStreamSynchronize(s());
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Status st = comm.checkError();
+    WORKER_CHECK(st.code() == ErrorCode::kTimeout, "survivor %d: %s", rank, st.toString().c_str());
+    const std::string named = "for rank " + std::to_string(n - 1) + " (pid";
+    WORKER_CHECK(st.message().find(named) != std::string::npos, "survivor %d: %s", rank, st.message().c_str());
+    WORKER_CHECK(waited < 2.0 * timeoutMs / 1000 + 5, "survivor %d waited %.1f s", rank, waited);
+    WORKER_CHECK(!comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()).isOk(),
+                 "a failed communicator accepted more work");
+    std::printf("ok survivor %d: reported after %.2f s: %s\n", rank, waited, st.message().c_str());
+  }
+};
+
+// Rank 0 waits for an operation that rank 1 never makes; another thread aborts it.
+void aborted(RankCommunicator& comm, Worker& w) {
+  if (comm.rank() != 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ok(comm.allReduce(w.send.get(), w.recv.get(), 100, DataType::kFloat32, RedOp::kSum, w.s()), "enqueue");
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    comm.abort();
+  });
+  cudaStreamSynchronize(w.s());
+  aborter.join();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Status st = comm.checkError();
+  WORKER_CHECK(st.message().find("aborted") != std::string::npos, "%s", st.toString().c_str());
+  WORKER_CHECK(waited < 5, "abort took %.1f s", waited);
+  std::printf("ok aborted after %.2f s\n", waited);
+}
+
+int run(int argc, char** argv) {
+  if (argc < 5) return 2;
+  const std::string scenario = argv[1];
+  const int n = std::atoi(argv[2]), rank = std::atoi(argv[3]);
+  const int timeoutMs = argc > 5 ? std::atoi(argv[5]) : 20000;
+  UniqueId id;
+  const std::string hex = argv[4];
+  if (hex.size() != 2 * UniqueId::kBytes) return 2;
+  for (std::size_t i = 0; i < UniqueId::kBytes; ++i)
+    id.bytes[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 2;
+  RankCommOptions options;
+  options.device = rank % devices;
+  options.timeoutMs = timeoutMs;
+  options.slotBytes = 64u << 10;
+  auto made = RankCommunicator::init(n, id, rank, options);
+  if (!made.isOk()) {
+    std::printf("init failed: %s\n", made.status().toString().c_str());
+    return 3;
+  }
+  RankCommunicator& comm = *made.value();
+  std::printf("rank %d of %d on GPU%d: %s\n", rank, n, comm.device(), comm.transport().c_str());
+  Worker w(comm);
+  if (scenario == "collectives") {
+    w.collectives();
+    w.backToBackAndGraphs();
+  } else if (scenario == "p2p") {
+    w.pointToPoint();
+  } else if (scenario == "killed") {
+    w.killed(timeoutMs);
+  } else if (scenario == "abort") {
+    aborted(comm, w);
+  } else {
+    return 2;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  made.value().reset();
+  std::printf("destroyed in %.2f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::printf("%s: %d failure(s)\n", scenario.c_str(), failures);
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace gpupeer
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  return gpupeer::run(argc, argv);
+}
