@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,13 @@ class NcclBaseline {
  public:
   /// kUnsupported with the dlopen reason when libnccl.so.2 is missing.
   static Result<std::unique_ptr<NcclBaseline>> open(const std::vector<int>& devices);
+
+  /// ncclUniqueId's bytes: made by uniqueId() on one process, handed to every rank.
+  using Id = std::array<char, 128>;
+  static Result<Id> uniqueId();
+  /// One rank of a communicator whose ranks are separate processes (ncclCommInitRank), on
+  /// `device`; run() then takes this rank's buffer and stream alone (vectors of one).
+  static Result<std::unique_ptr<NcclBaseline>> openRank(int nranks, const Id& id, int rank, int device);
   ~NcclBaseline();
 
   /// One collective over all ranks in one NCCL group. `count` as in Communicator: all-reduce,
@@ -38,8 +46,9 @@ class NcclBaseline {
 
   std::string version() const;
 
- private:
   struct Impl;
+
+ private:
   explicit NcclBaseline(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

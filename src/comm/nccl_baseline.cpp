@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "cuda/cuda_status.hpp"
 #include "gpupeer/log.hpp"
 
@@ -15,6 +17,9 @@ namespace {
 using NcclComm = struct ncclComm*;
 using NcclWindow = struct ncclWindow_vidmem*;
 using NcclResult = int;
+struct NcclId {  // ncclUniqueId, passed by value
+  char internal[128];
+};
 constexpr int kNcclWinCollSymmetric = 0x01;  // NCCL_WIN_COLL_SYMMETRIC
 
 int ncclTypeOf(DataType t) {
@@ -48,6 +53,8 @@ int ncclOpOf(RedOp op) {
 struct NcclBaseline::Impl {
   void* lib = nullptr;
   NcclResult (*initAll)(NcclComm*, int, const int*) = nullptr;
+  NcclResult (*initRank)(NcclComm*, int, NcclId, int) = nullptr;
+  NcclResult (*getUniqueId)(NcclId*) = nullptr;
   NcclResult (*destroy)(NcclComm) = nullptr;
   NcclResult (*groupStart)() = nullptr;
   NcclResult (*groupEnd)() = nullptr;
@@ -65,8 +72,10 @@ struct NcclBaseline::Impl {
   NcclResult (*memFree)(void*) = nullptr;
   NcclResult (*windowRegister)(NcclComm, void*, std::size_t, NcclWindow*, int) = nullptr;  // 2.27+
   NcclResult (*windowDeregister)(NcclComm, NcclWindow) = nullptr;
-  std::vector<int> devices;  // CUDA ordinal of each rank
+  std::vector<int> devices;  // CUDA ordinal of each rank driven here
   std::vector<NcclComm> comms;
+  int firstRank = 0;                 // the rank of comms[0]: 0, or this process's rank (openRank)
+  int totalRanks = 0;                // in the whole communicator
   std::vector<void*> windowBuffers;  // from ncclMemAlloc, one per rank; empty when none
   std::vector<NcclWindow> windows;   // registered over windowBuffers; nullptr where not (yet)
 
@@ -95,7 +104,7 @@ struct NcclBaseline::Impl {
   Status grouped(const char* call, PerRank perRank) const {
     GPUPEER_RETURN_IF_ERROR(check(groupStart(), "ncclGroupStart"));
     for (int r = 0; r < static_cast<int>(comms.size()); ++r) {
-      if (NcclResult res = perRank(r); res != 0) {
+      if (NcclResult res = perRank(r, firstRank + r); res != 0) {
         groupEnd();
         return check(res, call);
       }
@@ -114,20 +123,24 @@ NcclBaseline::~NcclBaseline() {
   // libnccl stays loaded: its helper threads may still be winding down after ncclCommDestroy.
 }
 
-Result<std::unique_ptr<NcclBaseline>> NcclBaseline::open(const std::vector<int>& devices) {
-  if (devices.empty()) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "NCCL baseline needs at least one device");
-  auto impl = std::make_unique<Impl>();
+namespace {
+
+// libnccl.so.2 opened and its symbols bound; symbols a given NCCL lacks stay nullptr, and
+// run() and allocateWindows() say which one.
+Result<std::unique_ptr<NcclBaseline::Impl>> loadNccl() {
+  auto impl = std::make_unique<NcclBaseline::Impl>();
   impl->lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (!impl->lib) {
     const char* err = dlerror();
     return GPUPEER_ERROR(ErrorCode::kUnsupported,
                          std::string("NCCL not available (libnccl.so.2): ") + (err ? err : "dlopen failed"));
   }
-  // Symbols a given NCCL lacks stay nullptr; run() and allocateWindows() say which one.
   auto bind = [&](auto& fn, const char* name) {
     fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(impl->lib, name));
   };
   bind(impl->initAll, "ncclCommInitAll");
+  bind(impl->initRank, "ncclCommInitRank");
+  bind(impl->getUniqueId, "ncclGetUniqueId");
   bind(impl->destroy, "ncclCommDestroy");
   bind(impl->groupStart, "ncclGroupStart");
   bind(impl->groupEnd, "ncclGroupEnd");
@@ -145,13 +158,52 @@ Result<std::unique_ptr<NcclBaseline>> NcclBaseline::open(const std::vector<int>&
   bind(impl->memFree, "ncclMemFree");
   bind(impl->windowRegister, "ncclCommWindowRegister");
   bind(impl->windowDeregister, "ncclCommWindowDeregister");
-  if (!impl->initAll) return impl->missing("ncclCommInitAll");
   if (!impl->destroy) return impl->missing("ncclCommDestroy");
   if (!impl->groupStart || !impl->groupEnd) return impl->missing("ncclGroupStart/ncclGroupEnd");
+  return impl;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NcclBaseline>> NcclBaseline::open(const std::vector<int>& devices) {
+  if (devices.empty()) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "NCCL baseline needs at least one device");
+  auto loaded = loadNccl();
+  if (!loaded.isOk()) return loaded.status();
+  std::unique_ptr<Impl> impl = std::move(loaded).value();
+  if (!impl->initAll) return impl->missing("ncclCommInitAll");
   impl->devices = devices;
+  impl->totalRanks = static_cast<int>(devices.size());
   impl->comms.assign(devices.size(), nullptr);
   GPUPEER_RETURN_IF_ERROR(impl->check(
       impl->initAll(impl->comms.data(), static_cast<int>(devices.size()), devices.data()), "ncclCommInitAll"));
+  return std::unique_ptr<NcclBaseline>(new NcclBaseline(std::move(impl)));
+}
+
+Result<NcclBaseline::Id> NcclBaseline::uniqueId() {
+  auto loaded = loadNccl();
+  if (!loaded.isOk()) return loaded.status();
+  const Impl& n = *loaded.value();
+  if (!n.getUniqueId) return n.missing("ncclGetUniqueId");
+  NcclId raw{};
+  GPUPEER_RETURN_IF_ERROR(n.check(n.getUniqueId(&raw), "ncclGetUniqueId"));
+  Id id;
+  std::memcpy(id.data(), raw.internal, sizeof raw.internal);
+  return id;
+}
+
+Result<std::unique_ptr<NcclBaseline>> NcclBaseline::openRank(int nranks, const Id& id, int rank, int device) {
+  auto loaded = loadNccl();
+  if (!loaded.isOk()) return loaded.status();
+  std::unique_ptr<Impl> impl = std::move(loaded).value();
+  if (!impl->initRank) return impl->missing("ncclCommInitRank");
+  impl->devices = {device};
+  impl->firstRank = rank;
+  impl->totalRanks = nranks;
+  impl->comms.assign(1, nullptr);
+  NcclId raw{};
+  std::memcpy(raw.internal, id.data(), sizeof raw.internal);
+  GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
+  GPUPEER_RETURN_IF_ERROR(impl->check(impl->initRank(&impl->comms[0], nranks, raw, rank), "ncclCommInitRank"));
   return std::unique_ptr<NcclBaseline>(new NcclBaseline(std::move(impl)));
 }
 
@@ -167,40 +219,43 @@ Status NcclBaseline::run(CollOp op, const std::vector<const void*>& send, const 
                          fmt::format("NCCL {}: {} send buffers, {} receive buffers and {} streams for {} ranks "
                                      "(one of each per rank)",
                                      collOpName(op), send.size(), recv.size(), streams.size(), ranks));
-  if ((op == CollOp::kBroadcast || op == CollOp::kReduce) && (root < 0 || root >= static_cast<int>(ranks)))
+  if ((op == CollOp::kBroadcast || op == CollOp::kReduce) && (root < 0 || root >= n.totalRanks))
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("NCCL {}: root {} is not a rank (0..{})", collOpName(op), root, ranks - 1));
-  const int t = ncclTypeOf(type), o = ncclOpOf(redop), last = static_cast<int>(ranks) - 1;
+                         fmt::format("NCCL {}: root {} is not a rank (0..{})", collOpName(op), root, n.totalRanks - 1));
+  const int t = ncclTypeOf(type), o = ncclOpOf(redop), last = n.totalRanks - 1;
   switch (op) {
     case CollOp::kAllReduce:
       if (!n.allReduce) return n.missing("ncclAllReduce");
       return n.grouped("ncclAllReduce",
-                       [&](int r) { return n.allReduce(send[r], recv[r], count, t, o, n.comms[r], streams[r]); });
+                       [&](int r, int) { return n.allReduce(send[r], recv[r], count, t, o, n.comms[r], streams[r]); });
     case CollOp::kAllGather:
       if (!n.allGather) return n.missing("ncclAllGather");
       return n.grouped("ncclAllGather",
-                       [&](int r) { return n.allGather(send[r], recv[r], count, t, n.comms[r], streams[r]); });
+                       [&](int r, int) { return n.allGather(send[r], recv[r], count, t, n.comms[r], streams[r]); });
     case CollOp::kReduceScatter:
       if (!n.reduceScatter) return n.missing("ncclReduceScatter");
-      return n.grouped("ncclReduceScatter",
-                       [&](int r) { return n.reduceScatter(send[r], recv[r], count, t, o, n.comms[r], streams[r]); });
+      return n.grouped("ncclReduceScatter", [&](int r, int) {
+        return n.reduceScatter(send[r], recv[r], count, t, o, n.comms[r], streams[r]);
+      });
     case CollOp::kBroadcast:
       if (!n.broadcast) return n.missing("ncclBroadcast");
-      return n.grouped("ncclBroadcast",
-                       [&](int r) { return n.broadcast(send[r], recv[r], count, t, root, n.comms[r], streams[r]); });
+      return n.grouped("ncclBroadcast", [&](int r, int) {
+        return n.broadcast(send[r], recv[r], count, t, root, n.comms[r], streams[r]);
+      });
     case CollOp::kReduce:
       if (!n.reduce) return n.missing("ncclReduce");
-      return n.grouped("ncclReduce",
-                       [&](int r) { return n.reduce(send[r], recv[r], count, t, o, root, n.comms[r], streams[r]); });
+      return n.grouped("ncclReduce", [&](int r, int) {
+        return n.reduce(send[r], recv[r], count, t, o, root, n.comms[r], streams[r]);
+      });
     case CollOp::kAllToAll: {
       if (n.allToAll)
         return n.grouped("ncclAlltoAll",
-                         [&](int r) { return n.allToAll(send[r], recv[r], count, t, n.comms[r], streams[r]); });
+                         [&](int r, int) { return n.allToAll(send[r], recv[r], count, t, n.comms[r], streams[r]); });
       // Before ncclAlltoAll (2.28): nccl-tests' way, a send and a receive of `count`
       // elements with every peer (itself included), slot p of each buffer for peer p.
       if (!n.send || !n.recv) return n.missing("ncclAlltoAll and ncclSend/ncclRecv");
       const std::size_t slot = count * dataTypeSize(type);
-      return n.grouped("ncclSend/ncclRecv (all-to-all)", [&](int r) {
+      return n.grouped("ncclSend/ncclRecv (all-to-all)", [&](int r, int) {
         for (int p = 0; p <= last; ++p) {
           if (NcclResult res =
                   n.send(static_cast<const char*>(send[r]) + p * slot, count, t, p, n.comms[r], streams[r]))
@@ -213,8 +268,8 @@ Status NcclBaseline::run(CollOp op, const std::vector<const void*>& send, const 
     }
     case CollOp::kSendRecv:
       if (!n.send || !n.recv) return n.missing("ncclSend/ncclRecv");
-      return n.grouped("ncclSend/ncclRecv", [&](int r) {
-        const int to = r == last ? 0 : r + 1, from = r == 0 ? last : r - 1;
+      return n.grouped("ncclSend/ncclRecv", [&](int r, int rank) {
+        const int to = rank == last ? 0 : rank + 1, from = rank == 0 ? last : rank - 1;
         if (NcclResult res = n.send(send[r], count, t, to, n.comms[r], streams[r])) return res;
         return n.recv(recv[r], count, t, from, n.comms[r], streams[r]);
       });
@@ -247,7 +302,7 @@ Result<std::vector<void*>> NcclBaseline::allocateWindows(std::size_t bytes) {
   cudaSetDevice(previous);
   // Registration is collective over the communicators, so all ranks register in one group.
   if (status.isOk())
-    status = n.grouped("ncclCommWindowRegister", [&](int r) {
+    status = n.grouped("ncclCommWindowRegister", [&](int r, int) {
       return n.windowRegister(n.comms[r], n.windowBuffers[r], bytes, &n.windows[r], kNcclWinCollSymmetric);
     });
   if (!status.isOk()) {
@@ -264,7 +319,7 @@ void NcclBaseline::releaseWindows() {
   for (NcclWindow w : n.windows) anyWindow = anyWindow || w != nullptr;
   if (anyWindow) {
     // Deregistration is collective too; ranks without a window (a failed registration) sit out.
-    Status s = n.grouped("ncclCommWindowDeregister", [&](int r) {
+    Status s = n.grouped("ncclCommWindowDeregister", [&](int r, int) {
       return n.windows[r] ? n.windowDeregister(n.comms[r], n.windows[r]) : NcclResult{0};
     });
     if (!s.isOk()) GPUPEER_WARN("releasing NCCL windows: {}", s.toString());

@@ -12,12 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "coll_procs.hpp"
 #include "coll_runner.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
 #include "gpupeer/nccl_baseline.hpp"
 #include "gpupeer/peer_check.hpp"
+#include "gpupeer/rank_communicator.hpp"
 
 namespace gpupeer::cli {
 namespace {
@@ -27,6 +29,8 @@ struct Options {
   std::string begin = "8", end = "128M", type = "float", redop = "sum", devices, baseline, json;
   double factor = 2;
   int gpus = 0, iters = 20, warmup = 5, root = 0, graphLaunches = 0, check = 1;
+  int procs = 0, procRank = -1;  // --procs: one process per rank (coll_procs.hpp)
+  std::string procId;
 };
 
 struct Measured {
@@ -42,6 +46,48 @@ struct Baseline {
 
 bool rooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
 bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce; }
+
+// One process per rank: the parent starts the ranks with this command line and their rank.
+int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std::vector<std::size_t>& sizes) {
+  if (o.procs < 1) {
+    fmt::print(stderr, "gpupeer coll: --proc-rank needs --procs\n");
+    return kExitUsage;
+  }
+  if (rooted(op) && (o.root < 0 || o.root >= o.procs)) {
+    fmt::print(stderr, "gpupeer coll: root {} is not a rank (0 to {})\n", o.root, o.procs - 1);
+    return kExitUsage;
+  }
+  CollProcsOptions p;
+  p.op = op;
+  p.type = type;
+  p.redop = redop;
+  p.root = o.root;
+  p.sizes = sizes;
+  p.procs = o.procs;
+  p.iters = o.iters;
+  p.warmup = o.warmup;
+  p.graphLaunches = o.graphLaunches;
+  p.check = o.check;
+  p.nccl = o.baseline == "nccl";
+  p.json = o.json;
+  p.rank = o.procRank;
+  p.idHex = o.procId;
+  p.args = {"coll",    o.op,
+            "-b",      o.begin,
+            "-e",      o.end,
+            "-f",      fmt::format("{}", o.factor),
+            "-d",      o.type,
+            "-o",      o.redop,
+            "-r",      std::to_string(o.root),
+            "-n",      std::to_string(o.iters),
+            "-w",      std::to_string(o.warmup),
+            "-G",      std::to_string(o.graphLaunches),
+            "-c",      std::to_string(o.check),
+            "--procs", std::to_string(o.procs)};
+  if (!o.baseline.empty()) p.args.insert(p.args.end(), {"--baseline", o.baseline});
+  if (!o.json.empty()) p.args.insert(p.args.end(), {"--json", o.json});
+  return o.procRank >= 0 ? runCollProcsRank(p) : runCollProcsParent(p);
+}
 
 // Times `launch` and checks its out-of-place result on fresh inputs.
 Measured measure(std::vector<CollRank>& ranks, const CollLaunch& launch, const CollBuffers& b, const Options& o,
@@ -83,10 +129,11 @@ int run(const Options& o) {
     fmt::print(stderr, "gpupeer coll: -n >= 1, -w >= 0, -G >= 0, --baseline nccl\n");
     return kExitUsage;
   }
+  if (o.procs != 0 || o.procRank >= 0) return runProcs(o, cop, dtype, rop, sizes.value());
   Snapshot s = probeMachine();
   const int visible = static_cast<int>(s.gpus.size());
-  if (visible < 2) {
-    fmt::print(stderr, "gpupeer coll: needs two GPUs; {} visible{}\n", visible, visible ? "" : ": " + whyNoGpu(s));
+  if (visible < 1) {
+    fmt::print(stderr, "gpupeer coll: needs a GPU; none visible: {}\n", whyNoGpu(s));
     return kExitNotApplicable;
   }
   std::vector<int> devices;
@@ -102,6 +149,15 @@ int run(const Options& o) {
     for (int d = 0; d < (o.gpus > 0 ? o.gpus : visible); ++d) devices.push_back(d);
   }
   const int n = static_cast<int>(devices.size());
+  if (n == 1) {  // a communicator of one rank, as NCCL's: every operation a local copy
+    Options one = o;
+    one.procs = 1;
+    one.procRank = 0;
+    Result<UniqueId> id = makeUniqueId();
+    if (!id.isOk()) return reportError(id.status());
+    for (char c : id.value().bytes) one.procId += fmt::format("{:02x}", static_cast<unsigned char>(c));
+    return runProcs(one, cop, dtype, rop, sizes.value());
+  }
   if (rooted(cop) && (o.root < 0 || o.root >= n)) {
     fmt::print(stderr, "gpupeer coll: root {} is not a rank (0 to {})\n", o.root, n - 1);
     return kExitUsage;
@@ -317,6 +373,11 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("--baseline", opts->baseline,
                   "nccl: NCCL on the same streams (eager; with -G in graphs, and in graphs with symmetric windows)");
   sub->add_option("--json", opts->json, "also write the table as JSON to this file (for scripts/plot_coll.py)");
+  sub->add_option("--procs", opts->procs,
+                  "one process per rank (RankCommunicator), this many, each on GPU rank % visible GPUs; NCCL "
+                  "baseline by ncclCommInitRank per process");
+  sub->add_option("--proc-rank", opts->procRank)->group("");  // set by --procs for the ranks it starts
+  sub->add_option("--proc-id", opts->procId)->group("");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

@@ -1,0 +1,345 @@
+#include "coll_procs.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "command_registry.hpp"
+#include "cuda/copy_kernels.cuh"
+#include "cuda/device_memory.hpp"
+#include "gpupeer/collective_reference.hpp"
+#include "gpupeer/nccl_baseline.hpp"
+#include "gpupeer/rank_communicator.hpp"
+
+extern char** environ;
+
+namespace gpupeer::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string toHex(const char* data, std::size_t bytes) {
+  std::string s;
+  for (std::size_t i = 0; i < bytes; ++i) s += fmt::format("{:02x}", static_cast<unsigned char>(data[i]));
+  return s;
+}
+
+bool fromHex(const std::string& s, char* data, std::size_t bytes) {
+  if (s.size() != 2 * bytes) return false;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    unsigned v = 0;
+    if (std::sscanf(s.c_str() + 2 * i, "%2x", &v) != 1) return false;
+    data[i] = static_cast<char>(v);
+  }
+  return true;
+}
+
+bool rooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
+bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce; }
+
+// One operation of this rank, gpupeer's or NCCL's.
+using RankLaunch = std::function<Status()>;
+
+struct Timing {
+  double deviceUs = 0;  // per operation, from events on the rank's stream
+  double hostUs = 0;    // per operation, the host's time to enqueue it (eager only)
+  std::string error;
+};
+
+// `iters` operations back to back after `warmup`, eagerly or captured once and replayed.
+Timing timeRank(const RankLaunch& launch, cudaStream_t stream, int warmup, int iters, int graphLaunches) {
+  Timing t;
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  auto fail = [&](const Status& st) {
+    t.error = st.message();
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return t;
+  };
+  for (int i = 0; i < warmup; ++i)
+    if (Status st = launch(); !st.isOk()) return fail(st);
+  cudaStreamSynchronize(stream);
+  if (graphLaunches == 0) {
+    cudaEventRecord(start, stream);
+    const auto host = Clock::now();
+    for (int i = 0; i < iters; ++i)
+      if (Status st = launch(); !st.isOk()) return fail(st);
+    t.hostUs = std::chrono::duration<double, std::micro>(Clock::now() - host).count() / iters;
+    cudaEventRecord(stop, stream);
+  } else {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
+    Status captured;
+    for (int i = 0; i < iters && captured.isOk(); ++i) captured = launch();
+    cudaStreamEndCapture(stream, &graph);
+    if (!captured.isOk() || !graph || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+      if (graph) cudaGraphDestroy(graph);
+      return fail(captured.isOk() ? Status(ErrorCode::kCuda, "graph capture failed") : captured);
+    }
+    cudaGraphLaunch(exec, stream);  // the first launch uploads the graph
+    cudaEventRecord(start, stream);
+    for (int i = 0; i < graphLaunches; ++i) cudaGraphLaunch(exec, stream);
+    cudaEventRecord(stop, stream);
+    cudaStreamSynchronize(stream);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    iters *= graphLaunches;
+  }
+  cudaStreamSynchronize(stream);
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) t.error = cudaGetErrorString(cudaGetLastError());
+  t.deviceUs = 1000.0 * ms / iters;
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return t;
+}
+
+// The host's cost of launching one small kernel (a 16-byte copy in one block; median of 1000):
+// the floor under any eager operation's host time.
+double smallLaunchUs(void* scratch, cudaStream_t stream) {
+  std::vector<double> us;
+  for (int i = 0; i < 1000; ++i) {
+    const auto t = Clock::now();
+    launchSmCopy(static_cast<char*>(scratch) + 32, scratch, 16, stream, 1);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());
+  }
+  cudaStreamSynchronize(stream);
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
+int runCollProcsParent(const CollProcsOptions& o) {
+  if (o.procs < 1 || o.procs > kMaxCommRanks) {
+    fmt::print(stderr, "gpupeer coll: --procs {}: give 1 to {} processes\n", o.procs, kMaxCommRanks);
+    return kExitUsage;
+  }
+  Result<UniqueId> id = makeUniqueId();
+  if (!id.isOk()) {
+    fmt::print(stderr, "gpupeer coll: {}\n", id.status().message());
+    return kExitError;
+  }
+  const std::string hex = toHex(id.value().bytes.data(), id.value().bytes.size());
+  std::vector<pid_t> pids;
+  for (int r = 0; r < o.procs; ++r) {
+    std::vector<std::string> args = {"/proc/self/exe"};
+    args.insert(args.end(), o.args.begin(), o.args.end());
+    args.insert(args.end(), {"--proc-rank", std::to_string(r), "--proc-id", hex});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0) {
+      fmt::print(stderr, "gpupeer coll: cannot start rank {}: {}\n", r, std::strerror(errno));
+      for (pid_t p : pids) kill(p, SIGKILL);
+      return kExitError;
+    }
+    pids.push_back(pid);
+  }
+  int worst = kExitOk;
+  for (pid_t p : pids) {
+    int status = 0;
+    waitpid(p, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitError;
+    worst = std::max(worst, code);
+  }
+  return worst;
+}
+
+int runCollProcsRank(const CollProcsOptions& o) {
+  const int n = o.procs, rank = o.rank;
+  UniqueId id;
+  if (!fromHex(o.idHex, id.bytes.data(), id.bytes.size())) {
+    fmt::print(stderr, "gpupeer coll: --proc-id is not an id this command made\n");
+    return kExitUsage;
+  }
+  int visible = 0;
+  if (cudaGetDeviceCount(&visible) != cudaSuccess || visible == 0) {
+    fmt::print(stderr, "gpupeer coll: rank {}: no GPU visible\n", rank);
+    return kExitNotApplicable;
+  }
+  RankCommOptions options;
+  options.device = rank % visible;
+  auto made = RankCommunicator::init(n, id, rank, options);
+  if (!made.isOk()) {
+    fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, made.status().toString());
+    return kExitError;
+  }
+  RankCommunicator& comm = *made.value();
+  const int device = comm.device();
+  cudaSetDevice(device);
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  const std::size_t es = dataTypeSize(o.type);
+  const std::size_t divisor =
+      (o.op == CollOp::kAllGather || o.op == CollOp::kReduceScatter || o.op == CollOp::kAllToAll) ? n : 1;
+  auto countFor = [&](std::size_t bytes) { return std::max<std::size_t>(1, bytes / (es * divisor)); };
+  const std::size_t maxCount = countFor(o.sizes.back());
+  DeviceBuffer send, recv, stats;
+  for (auto [buffer, bytes] : {std::pair{&send, collectiveInputElements(o.op, maxCount, n) * es},
+                               std::pair{&recv, collectiveOutputElements(o.op, maxCount, n) * es},
+                               std::pair{&stats, std::size_t{64}}})
+    if (Status st = buffer->allocate(device, bytes); !st.isOk()) {
+      fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, st.toString());
+      return kExitError;
+    }
+
+  // NCCL in the same shape: rank 0's id carried to the others by gpupeer's own broadcast.
+  std::unique_ptr<NcclBaseline> nccl;
+  std::string ncclNote;
+  if (o.nccl) {
+    NcclBaseline::Id ncclId{};
+    Result<NcclBaseline::Id> made0 = rank == 0 ? NcclBaseline::uniqueId() : Result<NcclBaseline::Id>(ncclId);
+    if (made0.isOk()) ncclId = made0.value();
+    cudaMemcpy(stats.get(), ncclId.data(), ncclId.size(), cudaMemcpyHostToDevice);
+    Status st = comm.broadcast(stats.get(), stats.get(), ncclId.size(), DataType::kUInt8, 0, stream);
+    cudaStreamSynchronize(stream);
+    if (st.isOk()) st = comm.checkError();
+    cudaMemcpy(ncclId.data(), stats.get(), ncclId.size(), cudaMemcpyDeviceToHost);
+    auto opened = st.isOk() && made0.isOk() ? NcclBaseline::openRank(n, ncclId, rank, device)
+                                            : Result<std::unique_ptr<NcclBaseline>>(made0.isOk() ? st : made0.status());
+    if (opened.isOk())
+      nccl = std::move(opened).value();
+    else
+      ncclNote = opened.status().message();
+  }
+  // Every rank's time (max) and #wrong (sum), through the communicator itself.
+  auto gather = [&](double value, RedOp op) {
+    cudaMemcpy(stats.get(), &value, sizeof value, cudaMemcpyHostToDevice);
+    Status st = comm.allReduce(stats.get(), stats.get(), 1, DataType::kFloat64, op, stream);
+    cudaStreamSynchronize(stream);
+    cudaMemcpy(&value, stats.get(), sizeof value, cudaMemcpyDeviceToHost);
+    return st.isOk() ? value : -1.0;
+  };
+  const double launchUs = smallLaunchUs(stats.get(), stream);
+  if (rank == 0) {
+    fmt::print("# gpupeer coll {} --procs {}: {} process(es), one rank each; {}; type {}{}{}; {}\n", collOpName(o.op),
+               n, n, comm.transport(), dataTypeName(o.type),
+               reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
+               rooted(o.op) ? fmt::format(", root {}", o.root) : "",
+               o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times",
+                                             o.iters, o.graphLaunches)
+                               : fmt::format("{} warm-up + {} timed back-to-back operations", o.warmup, o.iters));
+    if (visible < n) fmt::print("# {} GPU(s) for {} ranks: ranks share GPUs, times show time slicing, not speed\n",
+                                visible, n);
+    fmt::print("# host: one small kernel launch {:.2f} us (rank 0, median of 1000)\n", launchUs);
+    if (o.nccl) fmt::print("# baseline: {}\n", nccl ? "NCCL " + nccl->version() + ", ncclCommInitRank per process"
+                                                    : "NCCL not run: " + ncclNote);
+    fmt::print("# {:>11} {:>11} {:>8} | {:>9} {:>7} {:>7} {:>6} {:>9} |{}\n", "size", "count", "type", "time us",
+               "algbw", "busbw", "#wrong", "host us", nccl ? "    nccl us   busbw #wrong   ratio |" : "");
+  }
+  nlohmann::json doc = {{"op", collOpName(o.op)}, {"type", dataTypeName(o.type)}, {"procs", n},
+                        {"mode", o.graphLaunches ? "graph" : "eager"}, {"launch_us", launchUs},
+                        {"nccl_version", nccl ? nccl->version() : ""}, {"rows", nlohmann::json::array()}};
+  bool anyWrong = false, anyError = false;
+  for (std::size_t size : o.sizes) {
+    const std::size_t count = countFor(size), shown = collectiveBytes(o.op, count, o.type, n);
+    std::vector<std::vector<std::uint8_t>> inputs;
+    std::vector<const void*> in;
+    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(o.type, r, collectiveInputElements(o.op, count, n)));
+    for (auto& v : inputs) in.push_back(v.data());
+    auto upload = [&] {
+      cudaMemcpy(send.get(), inputs[rank].data(), inputs[rank].size(), cudaMemcpyHostToDevice);
+      cudaDeviceSynchronize();
+    };
+    auto wrongOf = [&]() -> double {
+      if (!o.check || (o.op == CollOp::kReduce && rank != o.root)) return 0;
+      std::vector<std::uint8_t> got(collectiveOutputElements(o.op, count, n) * es);
+      cudaMemcpy(got.data(), recv.get(), got.size(), cudaMemcpyDeviceToHost);
+      return static_cast<double>(checkCollective(o.op, o.type, o.redop, o.root, in, rank, got.data(), count).wrong);
+    };
+    auto runOn = [&](auto&& one) {
+      upload();
+      Timing t = timeRank(one, stream, o.warmup, o.iters, o.graphLaunches);
+      upload();  // one checked operation on fresh inputs
+      if (t.error.empty())
+        if (Status st = one(); !st.isOk()) t.error = st.message();
+      cudaStreamSynchronize(stream);
+      return std::pair{t, wrongOf()};
+    };
+    RankLaunch ours = [&] {
+      switch (o.op) {
+        case CollOp::kAllReduce: return comm.allReduce(send.get(), recv.get(), count, o.type, o.redop, stream);
+        case CollOp::kAllGather: return comm.allGather(send.get(), recv.get(), count, o.type, stream);
+        case CollOp::kReduceScatter: return comm.reduceScatter(send.get(), recv.get(), count, o.type, o.redop, stream);
+        case CollOp::kBroadcast: return comm.broadcast(send.get(), recv.get(), count, o.type, o.root, stream);
+        case CollOp::kReduce: return comm.reduce(send.get(), recv.get(), count, o.type, o.redop, o.root, stream);
+        case CollOp::kAllToAll: return comm.allToAll(send.get(), recv.get(), count, o.type, stream);
+        case CollOp::kSendRecv: {  // nccl-tests' sendrecv: to the next rank, from the previous
+          GPUPEER_RETURN_IF_ERROR(comm.groupStart());
+          GPUPEER_RETURN_IF_ERROR(comm.send(send.get(), count, o.type, (rank + 1) % n, stream));
+          GPUPEER_RETURN_IF_ERROR(comm.recv(recv.get(), count, o.type, (rank + n - 1) % n, stream));
+          return comm.groupEnd();
+        }
+      }
+      return Status(ErrorCode::kInvalidArgument, "op");
+    };
+    auto [mine, mineWrong] = runOn(ours);
+    Status health = comm.checkError();
+    if (!health.isOk() && mine.error.empty()) mine.error = health.message();
+    const double us = gather(mine.deviceUs, RedOp::kMax), wrong = gather(mineWrong, RedOp::kSum),
+                 hostUs = gather(mine.hostUs, RedOp::kMax), failed = gather(mine.error.empty() ? 0 : 1, RedOp::kMax);
+    nlohmann::json row = {{"bytes", shown}, {"count", count}};
+    std::string line = fmt::format("  {:>11} {:>11} {:>8} |", shown, count, dataTypeName(o.type));
+    if (failed == 0) {
+      Bandwidth bw = collectiveBandwidth(o.op, shown, us * 1e-6, n);
+      line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6.0f} {:>9.2f} |", us, bw.algbw, bw.busbw, wrong,
+                          o.graphLaunches ? 0.0 : hostUs);
+      row.update({{"us", us}, {"busbw", bw.busbw}, {"wrong", wrong}, {"host_us", hostUs}});
+    } else {
+      line += fmt::format(" {:>43} |", "FAILED");
+      row["error"] = mine.error.empty() ? "on another rank" : mine.error;
+      anyError = true;
+    }
+    anyWrong = anyWrong || wrong > 0;
+    if (nccl) {
+      RankLaunch theirs = [&] {
+        return nccl->run(o.op, {send.get()}, {recv.get()}, count, o.type, o.redop, o.root, {stream});
+      };
+      auto [base, baseWrong] = runOn(theirs);
+      const double bus = gather(base.deviceUs, RedOp::kMax), bwrong = gather(baseWrong, RedOp::kSum),
+                   bfailed = gather(base.error.empty() ? 0 : 1, RedOp::kMax);
+      if (bfailed == 0) {
+        Bandwidth nb = collectiveBandwidth(o.op, shown, bus * 1e-6, n);
+        line += fmt::format(" {:>10.2f} {:>7.2f} {:>6.0f} {:>6.2f}x |", bus, nb.busbw, bwrong,
+                            failed == 0 && us > 0 ? bus / us : 0.0);
+        row["nccl"] = {{"us", bus}, {"busbw", nb.busbw}, {"wrong", bwrong}};
+      } else {
+        line += fmt::format(" {:>33} |", "FAILED");
+        row["nccl"] = {{"error", base.error.empty() ? "on another rank" : base.error}};
+      }
+    }
+    if (rank == 0) {
+      fmt::print("{}\n", line);
+      if (!mine.error.empty()) fmt::print("#   gpupeer: {}\n", mine.error);
+      std::fflush(stdout);
+    }
+    doc["rows"].push_back(row);
+    if (failed != 0) break;  // the communicator refuses work after a failure
+  }
+  if (rank == 0 && !o.json.empty()) {
+    std::ofstream out(o.json);
+    out << doc.dump(1) << "\n";
+    if (!out) anyError = true;
+  }
+  nccl.reset();
+  made.value().reset();
+  cudaStreamDestroy(stream);
+  if (anyError) return kExitError;
+  return anyWrong ? kExitFailed : kExitOk;
+}
+
+}  // namespace gpupeer::cli
