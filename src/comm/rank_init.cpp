@@ -172,7 +172,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
                         {"lines", &mine.lineScratch, oneShotLineScratchBytes(nranks, core.lineSlotBytes)},
                         {"lines128", &mine.line128Scratch, 2 * nranks * core.line128SlotBytes},
                         {"p2p", &c.p2pMemory, c.p2p.layout.bytes()}};
-  nlohmann::json shared = {{"lines128", lines128}};
+  nlohmann::json shared = {{"nvlink_to_all", lines128}};
   for (const Part& p : parts) {
     if (p.bytes == 0) continue;
     GPUPEER_RETURN_IF_ERROR(p.buffer->allocate(device, p.bytes));
@@ -188,7 +188,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
 
   // 3: map every peer's, then agree that every rank did.
   bool all128 = true;
-  for (const nlohmann::json& j : buffers.value()) all128 = all128 && j.value("lines128", false);
+  for (const nlohmann::json& j : buffers.value()) all128 = all128 && j.value("nvlink_to_all", false);
   if (!all128) core.line128SlotBytes = 0;
   Status mapped;
   c.mapped.reserve(nranks * std::size(parts));
