@@ -15,9 +15,10 @@
 # --gpus: GPUs 0..N-1 (default every visible GPU). --out: default
 # bench/results/<machine>/<date>-<topic>/, machine as h200x2 (model, count). --max: default 512M
 # on 2 GPUs, 128M on more. --ops: the collectives coll and tune run (default all seven; tune of
-# all seven takes ~15 minutes, so split it over calls). Each step's log starts with its exact
-# command; summary.txt lists exit codes and times; meta.json, machine.txt and results.jsonl
-# (scripts/results_from_log.py) sit beside them. GPUPEER_COMMIT names the build's commit where the checkout has no .git.
+# all seven takes ~7 minutes on 2 GPUs, more on 4: split it over calls). Each step's log starts
+# with its exact command; summary.txt lists exit codes and times; meta.json, machine.txt and
+# results.jsonl (scripts/results_from_log.py) sit beside them. GPUPEER_COMMIT names the build's
+# commit where the checkout has no .git.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/logged_steps.sh"
@@ -34,8 +35,10 @@ while [ $# -gt 0 ]; do
     *) echo "gpu.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-case $suite in tests|bench|coll|tune) ;; *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
+case $suite in tests|bench|coll|tune) ;; *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
 g="$build/gpupeer"
+# Binaries gzipped to fit a carry (docs/gpu-machine.md) are unpacked in place.
+for f in "$build"/*.gz "$build"/tests/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
 [ -x "$g" ] || { echo "gpu.sh: no $g: build with scripts/setup.sh and carry the build folder" >&2; exit 2; }
 command -v nvidia-smi >/dev/null || { echo "gpu.sh: no nvidia-smi: not a GPU machine" >&2; exit 3; }
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on shared machines
