@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     *) echo "gpu.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-case $suite in tests|bench|coll|tune) ;; *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
+case $suite in tests|bench|coll|tune) ;; *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
 g="$build/gpupeer"
 # Binaries gzipped to fit a carry (docs/gpu-machine.md) are unpacked in place.
 for f in "$build"/*.gz "$build"/tests/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
