@@ -52,7 +52,8 @@ last=$((n - 1))
 [ -n "$max" ] || { [ "$n" -le 2 ] && max=512M || max=128M; }
 model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($NF)}')
 topic=$suite; [ "$suite" = coll ] && topic=collectives; [ "$suite" = tune ] && topic=algorithms
-out=${out:-$here/../bench/results/${model}x$n/$(date -u +%Y-%m-%d)-$topic}
+machine=${model}x$n
+out=${out:-$here/../bench/results/$machine/$(date -u +%Y-%m-%d)-$topic}
 mkdir -p "$out"; : > "$out/summary.txt"
 write_machine_info
 link_build_path "$build"
@@ -133,8 +134,8 @@ run_tune() {
 echo "gpu.sh $suite: $n GPU(s), logs in $out"
 "run_$suite"
 commit=${GPUPEER_COMMIT:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)}
-printf '{\n  "commit": "%s",\n  "about": "scripts/gpu.sh %s --gpus %s --max %s --ops %s"\n}\n' \
-  "$commit" "$suite" "$n" "$max" "${ops// /,}" > "$out/meta.json"
+printf '{\n  "commit": "%s",\n  "machine": "%s",\n  "about": "scripts/gpu.sh %s --gpus %s --max %s --ops %s"\n}\n' \
+  "$commit" "$machine" "$suite" "$n" "$max" "${ops// /,}" > "$out/meta.json"
 if command -v python3 >/dev/null; then python3 "$here/results_from_log.py" "$out"
 else echo "gpu.sh: no python3 here: run scripts/results_from_log.py $out where there is one"; fi
 cat "$out/summary.txt"

@@ -6,9 +6,9 @@ Usage: scripts/results_from_log.py RUN_DIR...   (writes RUN_DIR/results.jsonl)
 
 A run folder is bench/results/<machine>/<date>-<topic>/ holding the logs of scripts/gpu.sh (each
 log starts with "$ COMMAND"), machine.txt (nvidia-smi's GPU list) and meta.json (the commit the
-build was made from, one line saying what the run measured, and the date and GPUs where
-machine.txt is missing). Two kinds of tables are read:
-`gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
+build was made from, one line saying what the run measured; optionally the machine's name, else
+the parent folder's, and the date and GPUs where machine.txt is missing). Two kinds of tables
+are read: `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
 baseline) and `gpupeer bench` (one record per pair: the median). Other logs are kept beside
 the results but not parsed. Debian's python3 only.
 """
@@ -117,7 +117,7 @@ def run_lines(run_dir):
     for key, value in facts.items():  # a run without machine.txt names its machine in meta.json
         if value is None:
             facts[key] = meta.get(key)
-    machine = os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
+    machine = meta.get("machine") or os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
     lines = []
     for name in sorted(os.listdir(run_dir)):
         if not name.endswith(".log"):
