@@ -6,7 +6,7 @@ Usage: scripts/bench_readme.py           (rewrites bench/README.md)
 
 Per machine: the runs (what each measured, commit, date, a link), the newest
 `<date>-collectives` run as one table per operation (gpupeer against each baseline of the same
-call, eager and in CUDA graphs), and every bench figure with its baseline. Debian's python3 only.
+call, eager and in CUDA graphs), and every bench and micro-benchmark figure with its baseline. Debian's python3 only.
 """
 import glob
 import json
@@ -76,14 +76,15 @@ def coll_tables(run, records):
 
 
 def bench_table(run, records):
-    rows = [r for r in records if r["metric"].startswith("bench ")]
+    rows = [r for r in records if "op" not in r]  # bench testcases and the micro-benchmarks
     if not rows:
         return []
     out = [f"#### {run}\n", "| testcase, pair | value | baseline | ratio | log |", "| --- | --- | --- | --- | --- |"]
     for r in rows:
         base = f"{r['baseline']}: {r['baseline_value']} {r['unit']}" if r["baseline_value"] else "-"
         better = ratio(r["baseline_value"], r["value"]) if r["unit"] == "us" else ratio(r["value"], r["baseline_value"])
-        out.append(f"| {r['metric'][6:]} | {r['value']} {r['unit']} | {base} | "
+        metric = r["metric"][6:] if r["metric"].startswith("bench ") else r["metric"]
+        out.append(f"| {metric} | {r['value']} {r['unit']} | {base} | "
                    f"{better if r['baseline_value'] else '-'} | [{r['log']}]({run}/{r['log']}) |")
     return out + [""]
 
@@ -115,7 +116,8 @@ def render():
             out += coll_tables(f"results/{machine}/{name}", records)
         bench = [line for name, _, records in runs for line in bench_table(f"results/{machine}/{name}", records)]
         if bench:
-            out += ["### Bandwidth and latency (`gpupeer bench`, median per pair)", ""] + bench
+            out += ["### Bandwidth, latency and host costs (`gpupeer bench`: median per pair; micro-benchmarks)", ""]
+            out += bench
     return "\n".join(out).rstrip("\n") + "\n"
 
 

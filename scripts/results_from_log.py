@@ -9,8 +9,8 @@ log starts with "$ COMMAND"), machine.txt (nvidia-smi's GPU list) and meta.json 
 build was made from, one line saying what the run measured; optionally the machine's name, else
 the parent folder's, and the date and GPUs where machine.txt is missing). Two kinds of tables
 are read: `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
-baseline) and `gpupeer bench` (one record per pair: the median). Other logs are kept beside
-the results but not parsed. Debian's python3 only.
+baseline), `gpupeer bench` (one record per pair: the median) and the micro-benchmarks'
+launch_cost and ce_sm_mix. Other logs are kept beside the results but not parsed. Debian's python3 only.
 """
 import json
 import os
@@ -22,6 +22,9 @@ BENCH_TITLE = re.compile(r"^(\w+): .* \[(GB/s|us), median of \d+ samples\]$")
 BENCH_PAIR = re.compile(r"^\s+(\S+->\S+)\s+(?:(loop|batch) )?median ([\d.]+)\s")
 # bench testcases whose figure is an alternative to another testcase measured in the same call.
 BENCH_BASELINE = {"staged": "ce_no_p2p", "staged_bidir": "ce_no_p2p"}
+# The micro-benchmarks' rows (bench/micro): a name, two or more spaces, one or two numbers.
+MICRO_ROW = re.compile(r"^(\S.*?)\s{2,}([\d.]+)(?:\s+([\d.]+))?$")
+MICRO_SIZE = re.compile(r"^(\d+) MiB per direction")
 
 
 def machine_facts(run_dir):
@@ -61,13 +64,36 @@ def coll_records(command, op, gpus, mode, header, row):
     return out
 
 
+def micro_records(command, lines):
+    """launch_cost: host us per call; ce_sm_mix: GB/s per direction, one way and both ways."""
+    out, size = [], None
+    for line in lines:
+        m = MICRO_SIZE.match(line)
+        if m:
+            size = f"{m.group(1)} MiB"
+            continue
+        m = MICRO_ROW.match(line)
+        if not m:
+            continue
+        if "gpupeer_launch_cost" in command:
+            out.append({"command": command, "metric": f"launch_cost {m.group(1)}", "value": float(m.group(2)),
+                        "unit": "us", "baseline": None, "baseline_value": None})
+        elif "gpupeer_ce_sm_mix" in command and size and m.group(3):
+            for way, value in (("one way", m.group(2)), ("both ways", m.group(3))):
+                out.append({"command": command, "metric": f"ce_sm_mix {size} {m.group(1)}, {way}", "value": float(value),
+                            "unit": "GB/s", "baseline": None, "baseline_value": None})
+    return out
+
+
 def parse_log(path):
     """Every record in one log, in order; a log may hold several commands."""
+    text = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    if text and text[0].startswith("$ ") and ("gpupeer_launch_cost" in text[0] or "gpupeer_ce_sm_mix" in text[0]):
+        return micro_records(text[0][2:], text[1:])
     records, command = [], None
     coll, header, bench = None, None, None
     bench_rows = []
-    for line in open(path, encoding="utf-8", errors="replace"):
-        line = line.rstrip("\n")
+    for line in text:
         if line.startswith("$ "):
             command, coll, header, bench = line[2:], None, None, None
             continue

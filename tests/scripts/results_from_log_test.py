@@ -55,6 +55,19 @@ class BenchTable(unittest.TestCase):
         self.assertEqual(by["bench h2d host->GPU0"]["value"], 54.13)
 
 
+class MicroBenchmarks(unittest.TestCase):
+    def test_launch_cost_and_ce_sm_mix(self):
+        run = "2026-11-22-host-and-link-floors"
+        records = results_from_log.parse_log(log("h200x2", run, "launch-cost-1.log"))
+        self.assertEqual(len(records), 20)  # "barriers: ok" and the header are not figures
+        cost = {r["metric"]: r["value"] for r in records}
+        self.assertEqual(cost["launch_cost gpupeer all-reduce of nothing, out of place"], 0.814)
+        self.assertEqual(cost["launch_cost launch: two GPUs from two threads"], 4.167)
+        mix = {r["metric"]: r["value"] for r in results_from_log.parse_log(log("h200x2", run, "ce-sm-mix-64M.log"))}
+        self.assertEqual(mix["ce_sm_mix 64 MiB copy engine alone, both ways"], 367.5)
+        self.assertEqual(mix["ce_sm_mix 64 MiB SM push alone, one way"], 348.9)
+
+
 class Pages(unittest.TestCase):
     def test_machine_facts(self):
         facts = results_from_log.machine_facts(os.path.join(RESULTS, "h200x4", "2026-11-22-collectives"))
