@@ -6,3 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh build
 scripts/check_format.sh
 ctest --test-dir build --output-on-failure -j 2
+python3 scripts/bench_readme.py --check  # bench/README.md and results.jsonl files generated, not stale

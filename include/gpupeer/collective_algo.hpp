@@ -55,7 +55,7 @@ struct AlgoRule {
   CollAlgo algo;
 };
 
-/// The built-in table, from the measurements in bench/results (see bench/README.md).
+/// The built-in table, from measured crossovers (docs/collectives.md gives each row's reason and log).
 const std::vector<AlgoRule>& algorithmTable();
 
 /// The algorithm for `op` moving `bytes` (nccl-tests' size column) on `ranks` GPUs; `p2p`:

@@ -42,13 +42,13 @@ struct CommunicatorOptions {
   /// until the first chunk arrives): about this size (GPUPEER_RING_CHUNK). All-gather,
   /// reduce-scatter and all-reduce (every link busy from the start): at least
   /// ringSpreadChunkBytes (GPUPEER_RING_SPREAD_CHUNK). Each chunk costs ~5-8 us of signalling
-  /// on 4x H200 (bench/results/2026-11-22-h200x4-s5-ring).
+  /// on 4x H200 (176d235:bench/results/2026-11-22-h200x4-s5-ring).
   std::size_t ringChunkBytes = 8u << 20;
   std::size_t ringSpreadChunkBytes = 32u << 20;
   /// The chain kernel's step per block, broadcast (GPUPEER_CHAIN_STEP) and reduce
   /// (GPUPEER_CHAIN_REDUCE_STEP; a multiple of 16): a rank forwards a step once it has
   /// arrived, so the far end waits about ranks - 1 steps of the whole grid, and each step
-  /// costs a flag. Measured on 4x H200 at 512 MiB (bench/results/2026-11-22-h200x4-s6):
+  /// costs a flag. Measured on 4x H200 at 512 MiB (176d235:bench/results/2026-11-22-h200x4-s6):
   /// broadcast 1556 us with 32 KiB, 1577 with 64 KiB; reduce 1694 and 1609. Raised where a
   /// message would take more than 4000 steps per block; a reduce's also kept within the
   /// one-shot scratch (two steps per block at least).

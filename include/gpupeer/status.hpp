@@ -35,7 +35,7 @@ const char* errorCodeName(ErrorCode code);
 /// the API's own error name and text, where in gpupeer, and the KB entry that explains it.
 /// Success is one word (the details live on the heap only once something failed): an eager
 /// collective passes a dozen of them up per call. On the 2x H200 VM the difference in host
-/// time per operation was within its noise (bench/results/2026-11-22-h200x2-s9/3-final).
+/// time per operation was within its noise (176d235:bench/results/2026-11-22-h200x2-s9/3-final).
 /// Cheap to move; copying is fine (errors are rare).
 class Status {
  public:

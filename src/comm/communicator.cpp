@@ -22,7 +22,7 @@ namespace gpupeer {
 namespace {
 
 // The staged pipeline's shape: 4 MiB chunks moved 51.7 GB/s against 52.7 for 8 MiB on 2x H200
-// (bench/README.md), with half the pinned memory: n(n-1) pairs hold 12 MiB each.
+// (176d235:bench/README.md), with half the pinned memory: n(n-1) pairs hold 12 MiB each.
 constexpr std::size_t kStagingChunkBytes = 4u << 20;
 constexpr int kStagingBuffers = 3;
 
@@ -125,7 +125,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
   impl->options = options;
   impl->line128SlotBytes = line128SlotBytesFor(n);
   impl->line128FromBytes = line128FromBytesFor(n);
-  // Tuning knobs for measurements (bench/README.md): the scratch slots' sizes, the one-shot
+  // Tuning knobs for measurements (scripts/gpu.sh tune, docs/collectives.md): the scratch slots' sizes, the one-shot
   // kernel's grid and step.
   for (auto [name, bytes] :
        {std::pair{"GPUPEER_CE_SLOT", &impl->options.ceSlotBytes},
@@ -296,7 +296,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     impl->local.push_back(r);
   }
   // Events order the ranks' streams by default: flags written and awaited by the GPUs' front
-  // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (bench/README.md).
+  // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (176d235:bench/README.md).
   const bool flags = impl->p2p && envValue("GPUPEER_CE_SIGNALS") == "flags";
   GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, kSignalsPerSender, flags));
   for (int i = 0; i < n && pipelined && !impl->p2p; ++i)

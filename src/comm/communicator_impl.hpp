@@ -54,7 +54,7 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q);
 bool isInPlace(const CollRequest& q, int rank);
 
 /// Lines per sender and parity of the low-latency one-shot variant by default: 2 MiB, so
-/// pieces up to 1 MiB take it. Measured on 2x H200 (bench/README.md, GPUPEER_LL_SLOT): in a
+/// pieces up to 1 MiB take it. Measured on 2x H200 (176d235:bench/README.md, GPUPEER_LL_SLOT): in a
 /// graph, all-reduce 128 KiB 4.6 us in lines against 8.4 us by the regular variant, 1 MiB 9.4
 /// against 12.1; 2 MiB was faster by the regular variant (15.9 against 16.7 us).
 inline constexpr std::size_t kLineSlotBytes = 2u << 20;
@@ -135,7 +135,7 @@ struct Communicator::Impl {
   RankSignals signals;  // ordering between ranks' streams in the copy-engine algorithm
   // Without P2P: per ordered pair of ranks, device -> pinned host -> device in overlapped
   // chunks (the transfer engine's pipeline), ~1.4x CUDA's own staging of a copy between GPUs
-  // without peer access (bench/README.md). Made at create(): pinned memory cannot be
+  // without peer access (bench/results/h200x2/2026-11-22-transfer). Made at create(): pinned memory cannot be
   // allocated while a CUDA graph is captured. Empty with P2P or GPUPEER_STAGING=cuda.
   std::map<std::pair<int, int>, std::unique_ptr<StagedPipeline>> staged;  // for copies >= kStagingMinBytes
   std::unique_ptr<LaunchPool> pool;                                       // null: every launch from the calling thread

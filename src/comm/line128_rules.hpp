@@ -8,11 +8,11 @@ namespace gpupeer {
 
 /// The smallest piece (bytes per chunk) that takes 128-byte lines rather than 16-byte ones on
 /// `ranks` GPUs (a piece must also be whole 8-byte words). 2 GPUs: every piece. On 2x H200 in
-/// graphs (bench/results/2026-11-22-h200x2-s12, run 6, the kernel compiled for 2 ranks),
+/// graphs (176d235:bench/results/2026-11-22-h200x2-s12, run 6, the kernel compiled for 2 ranks),
 /// all-reduce of 8 B-1 KiB took 2.43-2.48 us in 128-byte lines against 2.79-2.89 in 16-byte ones,
 /// 4 / 8 KiB 2.85-2.87 / 2.87-2.89 against 2.89-2.93 / 2.88-2.90, 32 KiB 2.88-2.93 against
 /// 3.33-3.34 (run 5), 1 MiB 6.1 against 8.9 (runs 3 and 6). From 3 GPUs: pieces from 64 KiB.
-/// On 4x H200 in graphs (bench/results/2026-11-22-h200x4-s13, run 2, the kernel compiled for
+/// On 4x H200 in graphs (176d235:bench/results/2026-11-22-h200x4-s13, run 2, the kernel compiled for
 /// any rank count), every operation in 128-byte lines against the table's one-shot kernel:
 /// pieces of 128 KiB took all-reduce 5.57 against 7.05 us, reduce 4.50 / 5.11, broadcast 3.39 /
 /// 4.25, reduce-scatter 5.63 / 7.23, all-gather 5.17 / 6.60; pieces of 512 KiB reduce 5.82 /

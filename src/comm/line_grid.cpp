@@ -8,7 +8,7 @@ namespace gpupeer {
 // by this rule against 3.60 in blocks of 512 lines, 16 KiB 3.46 against 3.81, and 256 KiB 4.77
 // (256 blocks of 128) against 5.16 (64 of 512); from 512 KiB the shapes measured the same. At
 // 1 MiB, 256 blocks of 512 lines took 9.33 us against 9.78 in 264 blocks whose shares were not
-// whole warps (bench/results/2026-11-22-h200x2-s8, runs 3 and 1).
+// whole warps (176d235:bench/results/2026-11-22-h200x2-s8, runs 3 and 1).
 LineGrid lineGridFor(std::size_t lines, int linesPerBlock) {
   std::size_t perBlock = static_cast<std::size_t>(std::max(linesPerBlock, 0));
   if (perBlock == 0)

@@ -8,7 +8,7 @@
 // communicator uses events unless GPUPEER_CE_SIGNALS=flags. A one-block kernel per rank that
 // met its peers through flags in P2P memory, in place of the events that start and end the
 // side streams, was slower still: all-gather of 128 MiB 197.2 against 188.0 us in graphs
-// (bench/results/2026-11-22-h200x2-s9/1-meet-tail).
+// (176d235:bench/results/2026-11-22-h200x2-s9/1-meet-tail).
 
 #include <cuda_runtime_api.h>
 

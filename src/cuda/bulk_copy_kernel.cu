@@ -10,7 +10,7 @@ namespace {
 
 // 4 stages of 32 KiB: 128 KiB of shared memory per block, one block per SM. The pipeline keeps
 // up to three chunk loads in flight while the fourth is stored (found by measuring 16/32/48
-// KiB chunks on 2x H200; see bench/README.md).
+// KiB chunks on 2x H200; see 176d235:bench/README.md).
 constexpr int kStages = 4;
 constexpr std::uint32_t kChunk = 32 * 1024;
 

@@ -15,7 +15,7 @@ using namespace oneshot;
 // Warps 0-7 of a block push, warps 8-15 finish.
 constexpr int kRoleThreads = kThreads / 2;
 // Units each pushing thread keeps in flight. With one, the kernel carried ~220 GB/s per
-// direction with both directions busy (bench/results/2026-11-22-h200x2-coll-tuning/r4); with
+// direction with both directions busy (176d235:bench/results/2026-11-22-h200x2-coll-tuning/r4); with
 // four and the steps, ~260 in 16 MiB pieces (2026-11-22-h200x2-s3-tuning/r1).
 constexpr int kCopyDepth = 4;
 // Default data per block and step.

@@ -105,7 +105,7 @@ __device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) 
 // k - lag, which the senders' same warp sent `lag` rounds before: their flight overlaps this
 // warp's sending, where finishing only after the last send left every warp's last rounds of
 // polls and loads exposed (8 MiB all-reduce in graphs on 2x H200: 35.1-35.5 us so, 31.5-31.7 at
-// lag 0; bench/results/2026-11-22-h200x2-s12, runs 1 and 3).
+// lag 0; 176d235:bench/results/2026-11-22-h200x2-s12, runs 1 and 3).
 // kRanks: 2, where the rank count is known when compiling, or 0 for any. For 2 every array and
 // loop over ranks shrinks to two: 36-40 registers instead of 96-128, three blocks per SM, and
 // all-reduces of 8-32 KiB in 2.9 us instead of 3.3, 8 MiB in 28.2 instead of 31.5 (run 5).

@@ -55,8 +55,8 @@ Result<PathChoice> choosePath(const Snapshot& s, int src, int dst, Path requeste
   }
   if (requested == Path::kKernel) return PathChoice{Path::kKernel, "SM kernel over P2P, as asked"};
   if (requested == Path::kCopyEngine) return PathChoice{Path::kCopyEngine, "copy engine over P2P, as asked"};
-  // Measured on 2x H200 (bench/README.md): the copy engine is ahead of SM copies at every size
-  // for a single transfer (396 vs 376 GB/s at 512 MiB, 2.3 vs 2.6 us for 8 bytes).
+  // Measured on 2x H200 (bench/results/h200x2/2026-11-22-machine, bench-all and sweep logs): the copy engine is ahead
+  // of SM copies at every size for a single transfer (396 vs 376 GB/s at 512 MiB, 2.3 vs 2.6 us for 8 bytes).
   return PathChoice{
       Path::kCopyEngine,
       fmt::format("P2P over {}: copy engine (ahead of SM copies at every size measured)", topoCell(s, src, dst))};

@@ -133,7 +133,7 @@ Result<double> timeCollective(std::vector<CollRank>& ranks, const CollLaunch& la
   // The warm-up drains before the timed window starts. Left queued, a backlog of warm-up work
   // hid the host's time to enqueue: small all-reduces on 2x H200 took 3.2-3.6 us per operation
   // in windows that started behind a backlog and 6-9 us in the others, while the host enqueued
-  // one every 6-9 us in both (bench/results/2026-11-22-h200x2-s8/8-eager).
+  // one every 6-9 us in both (176d235:bench/results/2026-11-22-h200x2-s8/8-eager).
   GPUPEER_RETURN_IF_ERROR(syncRanks(ranks));
   for (CollRank& r : ranks) {
     cudaSetDevice(r.device);

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The GPU runs, from a build made elsewhere and carried to the GPU machine (docs/gpu-machine.md).
+# Builds nothing. Usage:
+#   scripts/gpu.sh tests|bench|coll|tune [--gpus N] [--out DIR] [--build DIR] [--max SIZE]
+#                  [--ops all_reduce,reduce_scatter,...]
+#     tests  the GPU tests, nvidia-smi's topology beside gpupeer snapshot/topo/check, the doctor
+#            (plain, without P2P, GPUs reordered), explain, and the bad-input cases
+#     bench  every bench testcase on every pair, sweeps for the farthest pair, the copy API's paths
+#            and the staged pipeline; the host-cost micro-benchmarks where they were built
+#     coll   every collective by the table against NCCL in the same process, eager and in CUDA
+#            graphs, 8 B to --max, every result checked; the small all-reduce by factors of 2;
+#            without P2P against CUDA's own staging and NCCL
+#     tune   every algorithm of every operation forced over 64 KiB to --max in graphs, timing
+#            only, two passes in turn, beside the table's choice: the data behind the table
+# --gpus: GPUs 0..N-1 (default every visible GPU). --out: default
+# bench/results/<machine>/<date>-<topic>/, machine as h200x2 (model, count). --max: default 512M
+# on 2 GPUs, 128M on more. --ops: the collectives coll and tune run (default all seven; tune of
+# all seven takes ~7 minutes on 2 GPUs, more on 4: split it over calls). Each step's log starts
+# with its exact command; summary.txt lists exit codes and times; meta.json, machine.txt and
+# results.jsonl (scripts/results_from_log.py) sit beside them. GPUPEER_COMMIT names the build's
+# commit where the checkout has no .git.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/logged_steps.sh"
+suite=${1:-}; shift || true
+gpus="" out="" build=build max=""
+ops="all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --gpus) gpus=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --max) max=$2; shift 2 ;;
+    --ops) ops=${2//,/ }; shift 2 ;;
+    *) echo "gpu.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+case $suite in tests|bench|coll|tune) ;; *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
+g="$build/gpupeer"
+# Binaries gzipped to fit a carry (docs/gpu-machine.md) are unpacked in place.
+for f in "$build"/*.gz "$build"/tests/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
+[ -x "$g" ] || { echo "gpu.sh: no $g: build with scripts/setup.sh and carry the build folder" >&2; exit 2; }
+command -v nvidia-smi >/dev/null || { echo "gpu.sh: no nvidia-smi: not a GPU machine" >&2; exit 3; }
+export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on shared machines
+
+visible=$(nvidia-smi --query-gpu=index --format=csv,noheader | grep -c .)
+[ -n "${CUDA_VISIBLE_DEVICES:-}" ] && visible=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+n=${gpus:-$visible}
+last=$((n - 1))
+# The machine-level steps (check, doctor, bench) see GPUs 0..N-1 only.
+[ -n "$gpus" ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ] && export CUDA_VISIBLE_DEVICES=$(seq -s, 0 "$last")
+[ -n "$max" ] || { [ "$n" -le 2 ] && max=512M || max=128M; }
+model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($NF)}')
+topic=$suite; [ "$suite" = coll ] && topic=collectives; [ "$suite" = tune ] && topic=algorithms
+machine=${model}x$n
+out=${out:-$here/../bench/results/$machine/$(date -u +%Y-%m-%d)-$topic}
+mkdir -p "$out"; : > "$out/summary.txt"
+write_machine_info
+link_build_path "$build"
+
+run_tests() {
+  STEP_TIMEOUT=${STEP_TIMEOUT:-600} step ctest-gpu bash -c "cd '$build' && ctest -L gpu --output-on-failure"
+  step nvsmi-topo nvidia-smi topo -m
+  step nvsmi-p2p-read nvidia-smi topo -p2p r
+  step nvsmi-nvlink nvidia-smi nvlink -s
+  step snapshot "$g" snapshot -o "$out/snapshot.json"
+  step topo "$g" topo
+  step topo-json "$g" topo --json
+  step check "$g" check --devices "$(seq -s, 0 "$last")"
+  step check-json "$g" check --json --devices "$(seq -s, "$last" -1 0)"
+  step doctor "$g" doctor
+  step doctor-json "$g" doctor --json
+  step doctor-p2p-disabled env NCCL_P2P_DISABLE=1 "$g" doctor
+  step doctor-visible-reversed env CUDA_VISIBLE_DEVICES="$(seq -s, "$last" -1 0)" "$g" doctor
+  step explain-seed "$g" explain "RuntimeError: CUDA error: peer access is not supported between these two devices"
+  step check-bad-dup "$g" check --devices 0,0
+  step check-bad-index "$g" check --devices 0,99
+  step bench-bad-zero "$g" bench -s 0
+  step bench-bad-testcase "$g" bench -t bogus,latency_pingpong
+}
+
+run_bench() {
+  step bench-p2p "$g" bench -t ce_read,ce_write,ce_bidir,sm_read,sm_write,sm_bidir,sm_copy,ce_one_to_all,ce_all_to_one -i 5
+  step bench-host-latency "$g" bench -t h2d,d2h,latency_chase,latency_ce,latency_pingpong -i 5
+  step bench-transfer "$g" bench -t staged,staged_bidir,ce_no_p2p,batch_4k -i 5
+  local path
+  for path in ce kernel staged; do step "copy-path-$path" "$g" bench -t copy --path $path -i 5; done
+  step sweep-ce-write "$g" bench --sweep -t ce_write -b 8 -e 1G -f 2 --pair 0,$last
+  step sweep-sm "$g" bench --sweep -t sm_copy,sm_write,sm_read -b 8 -e 1G -f 2 --pair 0,$last
+  step sweep-no-p2p "$g" bench --sweep -t ce_no_p2p -b 4K -e 1G -f 4 --pair 0,$last
+  [ -x "$build/gpupeer_launch_cost" ] && step launch-cost "$build/gpupeer_launch_cost"
+  [ -x "$build/gpupeer_ce_sm_mix" ] && for mib in 32 64; do step "ce-sm-mix-${mib}M" "$build/gpupeer_ce_sm_mix" $mib; done
+  return 0
+}
+
+run_coll() {
+  local op mode
+  for op in $ops; do
+    for mode in graph eager; do
+      step "g$n-$op-$mode" "$g" coll $op -b 8 -e "$max" -f 4 -g "$n" -d float -o sum $([ $mode = graph ] && echo -G 10) \
+        --baseline nccl --json "$out/g$n-$op-$mode.json"
+    done
+  done
+  step "g$n-all_reduce-small-graph" "$g" coll all_reduce -b 8 -e 8M -f 2 -g "$n" -d float -o sum -G 10 --baseline nccl \
+    --json "$out/g$n-all_reduce-small-graph.json"
+  for op in all_reduce all_gather broadcast; do
+    record no-p2p NCCL_P2P_DISABLE=1 "$g" coll $op -b 1M -e 256M -f 4 -g 2 --baseline nccl
+    record no-p2p NCCL_P2P_DISABLE=1 GPUPEER_STAGING=cuda "$g" coll $op -b 1M -e 256M -f 4 -g 2
+  done
+}
+
+run_tune() {
+  local op algo pass algos
+  for pass in 1 2; do
+    for op in $ops; do
+      case $op in
+        all_reduce) algos="table oneshot twoshot pull split ce" ;;
+        reduce_scatter) algos="table oneshot pull split ce" ;;
+        reduce) algos="table oneshot pull split chain ce" ;;
+        all_gather) algos="table oneshot split ce" ;;
+        broadcast) algos="table oneshot split chain ce" ;;
+        *) algos="table oneshot ce" ;;
+      esac
+      [ "$n" -gt 2 ] && [ "$op" != alltoall ] && algos="$algos ring"
+      for algo in $algos; do
+        local force=()
+        [ $algo = table ] || force=(GPUPEER_ALGO=$algo)
+        record "$op-$algo-$pass" "${force[@]}" "$g" coll $op -b 64K -e "$max" -f 4 -g "$n" -G 10 -c 0
+      done
+    done
+  done
+}
+
+echo "gpu.sh $suite: $n GPU(s), logs in $out"
+"run_$suite"
+commit=${GPUPEER_COMMIT:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)}
+printf '{\n  "commit": "%s",\n  "machine": "%s",\n  "about": "scripts/gpu.sh %s --gpus %s --max %s --ops %s"\n}\n' \
+  "$commit" "$machine" "$suite" "$n" "$max" "${ops// /,}" > "$out/meta.json"
+if command -v python3 >/dev/null; then python3 "$here/results_from_log.py" "$out"
+else echo "gpu.sh: no python3 here: run scripts/results_from_log.py $out where there is one"; fi
+cat "$out/summary.txt"

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Turn a GPU run's logs into results.jsonl: one JSON object per measured figure.
+
+Usage: scripts/results_from_log.py RUN_DIR...   (writes RUN_DIR/results.jsonl)
+       scripts/results_from_log.py --check RUN_DIR...   (exit 1 where a file is stale)
+
+A run folder is bench/results/<machine>/<date>-<topic>/ holding the logs of scripts/gpu.sh (each
+log starts with "$ COMMAND"), machine.txt (nvidia-smi's GPU list) and meta.json (the commit the
+build was made from, one line saying what the run measured; optionally the machine's name, else
+the parent folder's, and the date and GPUs where machine.txt is missing). Two kinds of tables
+are read: `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
+baseline), `gpupeer bench` (one record per pair: the median) and the micro-benchmarks'
+launch_cost and ce_sm_mix. Other logs are kept beside the results but not parsed. Debian's python3 only.
+"""
+import json
+import os
+import re
+import sys
+
+COLL_TITLE = re.compile(r"^# gpupeer coll (\w+): (\d+) GPUs")
+BENCH_TITLE = re.compile(r"^(\w+): .* \[(GB/s|us), median of \d+ samples\]$")
+BENCH_PAIR = re.compile(r"^\s+(\S+->\S+)\s+(?:(loop|batch) )?median ([\d.]+)\s")
+# bench testcases whose figure is an alternative to another testcase measured in the same call.
+BENCH_BASELINE = {"staged": "ce_no_p2p", "staged_bidir": "ce_no_p2p"}
+# The micro-benchmarks' rows (bench/micro): a name, two or more spaces, one or two numbers.
+MICRO_ROW = re.compile(r"^(\S.*?)\s{2,}([\d.]+)(?:\s+([\d.]+))?$")
+MICRO_SIZE = re.compile(r"^(\d+) MiB per direction")
+
+
+def machine_facts(run_dir):
+    """date, GPU model and count, driver from machine.txt (written by scripts/gpu.sh)."""
+    facts = {"date": None, "gpu_model": None, "gpu_count": None, "driver": None}
+    path = os.path.join(run_dir, "machine.txt")
+    if not os.path.exists(path):
+        return facts
+    gpus = []
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("date: "):
+            facts["date"] = line.split()[1][:10]
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 4 and parts[0].isdigit():
+            gpus.append(parts)
+    if gpus:
+        facts.update(gpu_model=gpus[0][1], gpu_count=len(gpus), driver=gpus[0][3])
+    return facts
+
+
+def coll_records(command, op, gpus, mode, header, row):
+    """Records of one row of a coll table; `header` is the column line split at '|'."""
+    groups = [g.split() for g in row.split("|")]
+    # Baseline groups ("nccl us busbw #wrong ratio"), after the time and the in-place groups.
+    named = [(i, h.split()[0]) for i, h in enumerate(header) if i >= 2 and h.split() and h.split()[0] != "inplace"]
+    size, algo = int(groups[0][0]), groups[0][5]
+    us, busbw = float(groups[1][0]), float(groups[1][2])
+    base = {"command": command, "op": op, "mode": mode, "bytes": size, "algo": algo, "gpu_count": gpus}
+    baselines = [(n, groups[i]) for i, n in named if i < len(groups) and len(groups[i]) >= 2]
+    out = []
+    for name, g in baselines or [(None, None)]:
+        out.append(dict(base, metric=f"{op} {mode} time", value=us, unit="us", baseline=name,
+                        baseline_value=float(g[0]) if g else None))
+    name, g = baselines[0] if baselines else (None, None)
+    out.append(dict(base, metric=f"{op} {mode} busbw", value=busbw, unit="GB/s", baseline=name,
+                    baseline_value=float(g[1]) if g else None))
+    return out
+
+
+def micro_records(command, lines):
+    """launch_cost: host us per call; ce_sm_mix: GB/s per direction, one way and both ways."""
+    out, size = [], None
+    for line in lines:
+        m = MICRO_SIZE.match(line)
+        if m:
+            size = f"{m.group(1)} MiB"
+            continue
+        m = MICRO_ROW.match(line)
+        if not m:
+            continue
+        if "gpupeer_launch_cost" in command:
+            out.append({"command": command, "metric": f"launch_cost {m.group(1)}", "value": float(m.group(2)),
+                        "unit": "us", "baseline": None, "baseline_value": None})
+        elif "gpupeer_ce_sm_mix" in command and size and m.group(3):
+            for way, value in (("one way", m.group(2)), ("both ways", m.group(3))):
+                out.append({"command": command, "metric": f"ce_sm_mix {size} {m.group(1)}, {way}", "value": float(value),
+                            "unit": "GB/s", "baseline": None, "baseline_value": None})
+    return out
+
+
+def parse_log(path):
+    """Every record in one log, in order; a log may hold several commands."""
+    text = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    if text and text[0].startswith("$ ") and ("gpupeer_launch_cost" in text[0] or "gpupeer_ce_sm_mix" in text[0]):
+        return micro_records(text[0][2:], text[1:])
+    records, command = [], None
+    coll, header, bench = None, None, None
+    bench_rows = []
+    for line in text:
+        if line.startswith("$ "):
+            command, coll, header, bench = line[2:], None, None, None
+            continue
+        m = COLL_TITLE.match(line)
+        if m:
+            mode = "graph" if "CUDA graph" in line else "eager"
+            coll, header, bench = (m.group(1), int(m.group(2)), mode), None, None
+            continue
+        if coll and line.startswith("#") and "size" in line and "|" in line:
+            header = line.split("|")
+            continue
+        if coll and header and line.strip() and line.split()[0].isdigit() and "|" in line:
+            records += coll_records(command, coll[0], coll[1], coll[2], header, line)
+            continue
+        m = BENCH_TITLE.match(line)
+        if m:
+            bench, coll = (m.group(1), m.group(2)), None
+            continue
+        m = BENCH_PAIR.match(line) if bench else None
+        if m:
+            bench_rows.append((command, bench[0], bench[1], m.group(1), m.group(2), float(m.group(3))))
+    return records + bench_records(bench_rows)
+
+
+def bench_records(rows):
+    """One record per testcase and pair; a batch against its loop, staged against CUDA's staging."""
+    by_key = {(r[1], r[3], r[4]): r[5] for r in rows}
+    out = []
+    for command, case, unit, pair, variant, value in rows:
+        if variant == "loop":
+            continue
+        baseline, baseline_value = None, None
+        if variant == "batch":
+            baseline, baseline_value = "loop", by_key.get((case, pair, "loop"))
+        elif case in BENCH_BASELINE:
+            baseline = BENCH_BASELINE[case]
+            baseline_value = by_key.get((baseline, pair, None))
+        out.append({"command": command, "metric": f"bench {case} {pair}", "value": value, "unit": unit,
+                    "baseline": baseline, "baseline_value": baseline_value})
+    return out
+
+
+def run_lines(run_dir):
+    """results.jsonl's text for one run folder."""
+    meta = json.load(open(os.path.join(run_dir, "meta.json"), encoding="utf-8"))
+    facts = machine_facts(run_dir)
+    for key, value in facts.items():  # a run without machine.txt names its machine in meta.json
+        if value is None:
+            facts[key] = meta.get(key)
+    machine = meta.get("machine") or os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
+    lines = []
+    for name in sorted(os.listdir(run_dir)):
+        if not name.endswith(".log"):
+            continue
+        for rec in parse_log(os.path.join(run_dir, name)):
+            full = {"commit": meta["commit"], "date": facts["date"], "machine": machine,
+                    "gpu_model": facts["gpu_model"], "gpu_count": facts["gpu_count"], "driver": facts["driver"]}
+            full.update(rec)
+            full["log"] = name
+            lines.append(json.dumps(full, sort_keys=False))
+    return "".join(line + "\n" for line in lines)
+
+
+def main(argv):
+    check = "--check" in argv
+    stale = 0
+    for run_dir in [a for a in argv if a != "--check"]:
+        text, path = run_lines(run_dir), os.path.join(run_dir, "results.jsonl")
+        if check:
+            if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+                print(f"results: {path} is not what scripts/results_from_log.py makes of the logs beside it")
+                stale = 1
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            print(f"{path}: {text.count(chr(10))} records")
+    return stale
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

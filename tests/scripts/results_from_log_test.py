@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Known-answer tests of scripts/results_from_log.py and scripts/bench_readme.py on kept logs.
+
+Run by ctest (label cpu) or directly: python3 tests/scripts/results_from_log_test.py
+"""
+import os
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import bench_readme  # noqa: E402
+import results_from_log  # noqa: E402
+
+RESULTS = os.path.join(ROOT, "bench", "results")
+
+
+def log(machine, run, name):
+    return os.path.join(RESULTS, machine, run, name)
+
+
+class CollTable(unittest.TestCase):
+    def test_graph_row_against_both_baselines(self):
+        recs = results_from_log.parse_log(log("h200x2", "2026-11-22-collectives", "g2-all_reduce-graph.log"))
+        first = [r for r in recs if r["bytes"] == 8]
+        times = {r["baseline"]: (r["value"], r["baseline_value"]) for r in first if r["unit"] == "us"}
+        self.assertEqual(times, {"nccl_graph": (2.45, 6.89), "nccl_symmetric": (2.45, 4.70)})
+        busbw = [r for r in first if r["unit"] == "GB/s"]
+        self.assertEqual(len(busbw), 1)
+        self.assertEqual((busbw[0]["baseline"], busbw[0]["op"], busbw[0]["mode"]), ("nccl_graph", "all_reduce", "graph"))
+        last = [r for r in recs if r["bytes"] == 536870912 and r["unit"] == "GB/s"][0]
+        self.assertEqual((last["algo"], last["value"], last["baseline_value"]), ("ce", 359.48, 315.13))
+
+    def test_several_commands_in_one_log(self):
+        recs = results_from_log.parse_log(log("h200x4", "2026-11-22-no-p2p", "no-p2p-g2.log"))
+        gather = [r for r in recs if r["op"] == "all_gather" and r["bytes"] == 268435456 and r["unit"] == "us"]
+        self.assertEqual([(r["value"], r["baseline"]) for r in gather], [(2952.57, "nccl"), (4150.66, None)])
+        self.assertIn("GPUPEER_STAGING=cuda", gather[1]["command"])
+        self.assertTrue(all(r["gpu_count"] == 2 for r in recs))
+
+    def test_forced_algorithm_without_baseline(self):
+        recs = results_from_log.parse_log(log("h200x2", "2026-11-22-large-messages", "all_reduce-split-1.log"))
+        row = [r for r in recs if r["bytes"] == 33554432 and r["unit"] == "us"][0]
+        self.assertEqual((row["algo"], row["value"], row["baseline"]), ("split", 105.38, None))
+
+
+class BenchTable(unittest.TestCase):
+    def test_batch_against_its_loop_and_staged_against_cuda(self):
+        recs = results_from_log.parse_log(log("h200x2", "2026-11-22-transfer", "transfer-bench.log"))
+        by = {r["metric"]: r for r in recs}
+        batch = by["bench batch_4k GPU0->GPU1"]
+        self.assertEqual((batch["value"], batch["baseline"], batch["baseline_value"]), (18.66, "loop", 2372.38))
+        staged = by["bench staged GPU0->GPU1"]
+        self.assertEqual((staged["value"], staged["baseline"], staged["baseline_value"]), (52.88, "ce_no_p2p", 38.02))
+        self.assertEqual(by["bench h2d host->GPU0"]["value"], 54.13)
+
+
+class MicroBenchmarks(unittest.TestCase):
+    def test_launch_cost_and_ce_sm_mix(self):
+        run = "2026-11-22-host-and-link-floors"
+        records = results_from_log.parse_log(log("h200x2", run, "launch-cost-1.log"))
+        self.assertEqual(len(records), 20)  # "barriers: ok" and the header are not figures
+        cost = {r["metric"]: r["value"] for r in records}
+        self.assertEqual(cost["launch_cost gpupeer all-reduce of nothing, out of place"], 0.814)
+        self.assertEqual(cost["launch_cost launch: two GPUs from two threads"], 4.167)
+        mix = {r["metric"]: r["value"] for r in results_from_log.parse_log(log("h200x2", run, "ce-sm-mix-64M.log"))}
+        self.assertEqual(mix["ce_sm_mix 64 MiB copy engine alone, both ways"], 367.5)
+        self.assertEqual(mix["ce_sm_mix 64 MiB SM push alone, one way"], 348.9)
+
+
+class Pages(unittest.TestCase):
+    def test_machine_facts(self):
+        facts = results_from_log.machine_facts(os.path.join(RESULTS, "h200x4", "2026-11-22-collectives"))
+        self.assertEqual(facts, {"date": "2026-11-22", "gpu_model": "NVIDIA H200", "gpu_count": 4,
+                                 "driver": "580.159.04"})
+
+    def test_sizes(self):
+        self.assertEqual([bench_readme.size_text(n) for n in (8, 1536, 2048, 1 << 20, 3 << 29)],
+                         ["8 B", "1536 B", "2 KiB", "1 MiB", "1536 MiB"])
+
+
+if __name__ == "__main__":
+    unittest.main()
