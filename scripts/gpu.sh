@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU runs, from a build made elsewhere and carried to the GPU machine (docs/gpu-machine.md).
 # Builds nothing. Usage:
-#   scripts/gpu.sh tests|bench|coll|tune [--gpus N] [--out DIR] [--build DIR] [--max SIZE]
-#                  [--ops all_reduce,reduce_scatter,...]
+#   scripts/gpu.sh tests|bench|coll|tune|procs [--gpus N] [--out DIR] [--build DIR] [--max SIZE]
+#                  [--ops all_reduce,reduce_scatter,...] [--procs P]
 #     tests  the GPU tests, nvidia-smi's topology beside gpupeer snapshot/topo/check, the doctor
 #            (plain, without P2P, GPUs reordered), explain, and the bad-input cases
 #     bench  every bench testcase on every pair, sweeps for the farthest pair, the copy API's paths
@@ -12,6 +12,9 @@
 #            without P2P against CUDA's own staging and NCCL
 #     tune   every algorithm of every operation forced over 64 KiB to --max in graphs, timing
 #            only, two passes in turn, beside the table's choice: the data behind the table
+#     procs  one process per rank (RankCommunicator): its GPU tests, then every collective by
+#            coll --procs P (default one per GPU, 2 on one GPU, which the ranks then share)
+#            against NCCL in the same shape, eager and in CUDA graphs, 8 B to --max
 # --gpus: GPUs 0..N-1 (default every visible GPU). --out: default
 # bench/results/<machine>/<date>-<topic>/, machine as h200x2 (model, count). --max: default 512M
 # on 2 GPUs, 128M on more. --ops: the collectives coll and tune run (default all seven; tune of
@@ -23,7 +26,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/logged_steps.sh"
 suite=${1:-}; shift || true
-gpus="" out="" build=build max=""
+gpus="" out="" build=build max="" procs=""
 ops="all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -32,10 +35,11 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     --ops) ops=${2//,/ }; shift 2 ;;
+    --procs) procs=$2; shift 2 ;;
     *) echo "gpu.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-case $suite in tests|bench|coll|tune) ;; *) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
+case $suite in tests|bench|coll|tune|procs) ;; *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
 g="$build/gpupeer"
 # Binaries gzipped to fit a carry (docs/gpu-machine.md) are unpacked in place.
 for f in "$build"/*.gz "$build"/tests/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
@@ -52,6 +56,7 @@ last=$((n - 1))
 [ -n "$max" ] || { [ "$n" -le 2 ] && max=512M || max=128M; }
 model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($NF)}')
 topic=$suite; [ "$suite" = coll ] && topic=collectives; [ "$suite" = tune ] && topic=algorithms
+[ "$suite" = procs ] && topic=multi-process
 machine=${model}x$n
 out=${out:-$here/../bench/results/$machine/$(date -u +%Y-%m-%d)-$topic}
 mkdir -p "$out"; : > "$out/summary.txt"
@@ -127,6 +132,17 @@ run_tune() {
         [ $algo = table ] || force=(GPUPEER_ALGO=$algo)
         record "$op-$algo-$pass" "${force[@]}" "$g" coll $op -b 64K -e "$max" -f 4 -g "$n" -G 10 -c 0
       done
+    done
+  done
+}
+
+run_procs() {
+  local op mode p=${procs:-$([ "$n" -gt 1 ] && echo "$n" || echo 2)}
+  STEP_TIMEOUT=${STEP_TIMEOUT:-600} step ctest-rank bash -c "cd '$build' && ctest -R Rank --output-on-failure"
+  for op in $ops; do
+    for mode in eager graph; do
+      step "p$p-$op-$mode" "$g" coll $op --procs "$p" -b 8 -e "$max" -f 4 -d float -o sum \
+        $([ $mode = graph ] && echo -G 10) --baseline nccl --json "$out/p$p-$op-$mode.json"
     done
   done
 }

@@ -17,7 +17,8 @@ import os
 import re
 import sys
 
-COLL_TITLE = re.compile(r"^# gpupeer coll (\w+): (\d+) GPUs")
+# One process driving every GPU ("2 GPUs"), or one process per rank (coll --procs: "2 processes").
+COLL_TITLE = re.compile(r"^# gpupeer coll (\w+)(?: --procs \d+)?: (\d+) (?:GPUs|processes)")
 BENCH_TITLE = re.compile(r"^(\w+): .* \[(GB/s|us), median of \d+ samples\]$")
 BENCH_PAIR = re.compile(r"^\s+(\S+->\S+)\s+(?:(loop|batch) )?median ([\d.]+)\s")
 # bench testcases whose figure is an alternative to another testcase measured in the same call.
@@ -49,7 +50,8 @@ def coll_records(command, op, gpus, mode, header, row):
     """Records of one row of a coll table; `header` is the column line split at '|'."""
     groups = [g.split() for g in row.split("|")]
     # Baseline groups ("nccl us busbw #wrong ratio"), after the time and the in-place groups.
-    named = [(i, h.split()[0]) for i, h in enumerate(header) if i >= 2 and h.split() and h.split()[0] != "inplace"]
+    named = [(i, h.split()[0]) for i, h in enumerate(header)
+             if i >= 2 and h.split() and h.split()[0] not in ("inplace", "host")]
     size, algo = int(groups[0][0]), groups[0][5]
     us, busbw = float(groups[1][0]), float(groups[1][2])
     base = {"command": command, "op": op, "mode": mode, "bytes": size, "algo": algo, "gpu_count": gpus}
@@ -61,6 +63,11 @@ def coll_records(command, op, gpus, mode, header, row):
     name, g = baselines[0] if baselines else (None, None)
     out.append(dict(base, metric=f"{op} {mode} busbw", value=busbw, unit="GB/s", baseline=name,
                     baseline_value=float(g[1]) if g else None))
+    # coll --procs: the host's time to enqueue one eager operation.
+    host = [i for i, h in enumerate(header) if h.split()[:1] == ["host"]]
+    if host and mode == "eager" and host[0] < len(groups) and groups[host[0]]:
+        out.append(dict(base, metric=f"{op} {mode} host time per operation", value=float(groups[host[0]][0]),
+                        unit="us", baseline=None, baseline_value=None))
     return out
 
 

@@ -24,14 +24,14 @@ namespace {
 
 int failures = 0;
 
-#define WORKER_CHECK(cond, ...)                    \
-  do {                                             \
-    if (!(cond)) {                                 \
-      std::printf("FAIL %s: ", #cond);             \
-      std::printf(__VA_ARGS__);                    \
-      std::printf("\n");                           \
-      ++failures;                                  \
-    }                                              \
+#define WORKER_CHECK(cond, ...)        \
+  do {                                 \
+    if (!(cond)) {                     \
+      std::printf("FAIL %s: ", #cond); \
+      std::printf(__VA_ARGS__);        \
+      std::printf("\n");               \
+      ++failures;                      \
+    }                                  \
   } while (0)
 
 bool ok(const Status& st, const char* what) {
@@ -89,8 +89,8 @@ struct Worker {
     cudaMemcpy(at.send, inputs[rank].data(), inputs[rank].size(), cudaMemcpyHostToDevice);
     cudaDeviceSynchronize();
     char what[160];
-    std::snprintf(what, sizeof what, "%s %s %s count %zu +%zu%s", collOpName(op), dataTypeName(type),
-                  redOpName(redop), count, offset, inPlace ? " in place" : "");
+    std::snprintf(what, sizeof what, "%s %s %s count %zu +%zu%s", collOpName(op), dataTypeName(type), redOpName(redop),
+                  count, offset, inPlace ? " in place" : "");
     if (!ok(run(op, at.send, at.recv, count, type, redop, root), what) || !sync(what)) return;
     if (op == CollOp::kReduce && rank != root) return;
     std::vector<std::uint8_t> got(collectiveOutputElements(op, count, n) * dataTypeSize(type));
@@ -223,8 +223,7 @@ struct Worker {
     }
     const auto start = std::chrono::steady_clock::now();
     cudaStreamSynchronize(s());
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Status st = comm.checkError();
     WORKER_CHECK(st.code() == ErrorCode::kTimeout, "survivor %d: %s", rank, st.toString().c_str());
     const std::string named = "for rank " + std::to_string(n - 1) + " (pid";
@@ -295,8 +294,7 @@ int run(int argc, char** argv) {
   }
   const auto start = std::chrono::steady_clock::now();
   made.value().reset();
-  std::printf("destroyed in %.2f s\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::printf("destroyed in %.2f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   std::printf("%s: %d failure(s)\n", scenario.c_str(), failures);
   return failures ? 1 : 0;
 }

@@ -67,14 +67,12 @@ TEST(Bootstrap, RankThatNeverJoinsIsNamedWithinTheBound) {
   const auto waited = Clock::now() - start;
   ASSERT_FALSE(root.isOk());
   EXPECT_EQ(root.status().code(), ErrorCode::kTimeout);
-  EXPECT_NE(root.status().message().find("rank(s) 2 of 3 did not join"), std::string::npos)
-      << root.status().message();
+  EXPECT_NE(root.status().message().find("rank(s) 2 of 3 did not join"), std::string::npos) << root.status().message();
   EXPECT_LT(waited, std::chrono::seconds(3));
   // The rank that did join hears rank 0's explanation, not a bare timeout.
   Result<Bootstrap> one = rank1.get();
   ASSERT_FALSE(one.isOk());
-  EXPECT_NE(one.status().message().find("rank(s) 2 of 3 did not join"), std::string::npos)
-      << one.status().message();
+  EXPECT_NE(one.status().message().find("rank(s) 2 of 3 did not join"), std::string::npos) << one.status().message();
 }
 
 TEST(Bootstrap, MissingRootIsReportedWithinTheBound) {

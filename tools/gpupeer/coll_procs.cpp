@@ -189,9 +189,9 @@ int runCollProcsRank(const CollProcsOptions& o) {
   auto countFor = [&](std::size_t bytes) { return std::max<std::size_t>(1, bytes / (es * divisor)); };
   const std::size_t maxCount = countFor(o.sizes.back());
   DeviceBuffer send, recv, stats;
-  for (auto [buffer, bytes] : {std::pair{&send, collectiveInputElements(o.op, maxCount, n) * es},
-                               std::pair{&recv, collectiveOutputElements(o.op, maxCount, n) * es},
-                               std::pair{&stats, std::size_t{64}}})
+  for (auto [buffer, bytes] :
+       {std::pair{&send, collectiveInputElements(o.op, maxCount, n) * es},
+        std::pair{&recv, collectiveOutputElements(o.op, maxCount, n) * es}, std::pair{&stats, std::size_t{64}}})
     if (Status st = buffer->allocate(device, bytes); !st.isOk()) {
       fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, st.toString());
       return kExitError;
@@ -226,24 +226,30 @@ int runCollProcsRank(const CollProcsOptions& o) {
   };
   const double launchUs = smallLaunchUs(stats.get(), stream);
   if (rank == 0) {
-    fmt::print("# gpupeer coll {} --procs {}: {} process(es), one rank each; {}; type {}{}{}; {}\n", collOpName(o.op),
-               n, n, comm.transport(), dataTypeName(o.type),
+    fmt::print("# gpupeer coll {} --procs {}: {} processes, one rank each; {}; type {}{}{}; {}\n", collOpName(o.op), n,
+               n, comm.transport(), dataTypeName(o.type),
                reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
                rooted(o.op) ? fmt::format(", root {}", o.root) : "",
                o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times",
                                              o.iters, o.graphLaunches)
                                : fmt::format("{} warm-up + {} timed back-to-back operations", o.warmup, o.iters));
-    if (visible < n) fmt::print("# {} GPU(s) for {} ranks: ranks share GPUs, times show time slicing, not speed\n",
-                                visible, n);
+    if (visible < n)
+      fmt::print("# {} GPU(s) for {} ranks: ranks share GPUs, times show time slicing, not speed\n", visible, n);
     fmt::print("# host: one small kernel launch {:.2f} us (rank 0, median of 1000)\n", launchUs);
-    if (o.nccl) fmt::print("# baseline: {}\n", nccl ? "NCCL " + nccl->version() + ", ncclCommInitRank per process"
-                                                    : "NCCL not run: " + ncclNote);
-    fmt::print("# {:>11} {:>11} {:>8} | {:>9} {:>7} {:>7} {:>6} {:>9} |{}\n", "size", "count", "type", "time us",
-               "algbw", "busbw", "#wrong", "host us", nccl ? "    nccl us   busbw #wrong   ratio |" : "");
+    if (o.nccl)
+      fmt::print("# baseline: {}\n",
+                 nccl ? "NCCL " + nccl->version() + ", ncclCommInitRank per process" : "NCCL not run: " + ncclNote);
+    fmt::print("# {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} | {:>9} {:>7} {:>7} {:>6} | {:>9} |{}\n", "size", "count",
+               "type", "redop", "root", "algo", "time us", "algbw", "busbw", "#wrong", "host us",
+               nccl ? "    nccl us   busbw #wrong   ratio |" : "");
   }
-  nlohmann::json doc = {{"op", collOpName(o.op)}, {"type", dataTypeName(o.type)}, {"procs", n},
-                        {"mode", o.graphLaunches ? "graph" : "eager"}, {"launch_us", launchUs},
-                        {"nccl_version", nccl ? nccl->version() : ""}, {"rows", nlohmann::json::array()}};
+  nlohmann::json doc = {{"op", collOpName(o.op)},
+                        {"type", dataTypeName(o.type)},
+                        {"procs", n},
+                        {"mode", o.graphLaunches ? "graph" : "eager"},
+                        {"launch_us", launchUs},
+                        {"nccl_version", nccl ? nccl->version() : ""},
+                        {"rows", nlohmann::json::array()}};
   bool anyWrong = false, anyError = false;
   for (std::size_t size : o.sizes) {
     const std::size_t count = countFor(size), shown = collectiveBytes(o.op, count, o.type, n);
@@ -293,14 +299,18 @@ int runCollProcsRank(const CollProcsOptions& o) {
     const double us = gather(mine.deviceUs, RedOp::kMax), wrong = gather(mineWrong, RedOp::kSum),
                  hostUs = gather(mine.hostUs, RedOp::kMax), failed = gather(mine.error.empty() ? 0 : 1, RedOp::kMax);
     nlohmann::json row = {{"bytes", shown}, {"count", count}};
-    std::string line = fmt::format("  {:>11} {:>11} {:>8} |", shown, count, dataTypeName(o.type));
+    // The one-process table's columns, so that scripts read both alike; every operation here
+    // takes the one-shot kernel (docs/multi-process.md).
+    std::string line = fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(o.type),
+                                   reducing(o.op) ? redOpName(o.redop) : "none", rooted(o.op) ? o.root : -1,
+                                   n > 1 ? (o.op == CollOp::kSendRecv ? "p2p" : "oneshot") : "copy");
     if (failed == 0) {
       Bandwidth bw = collectiveBandwidth(o.op, shown, us * 1e-6, n);
-      line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6.0f} {:>9.2f} |", us, bw.algbw, bw.busbw, wrong,
+      line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6.0f} | {:>9.2f} |", us, bw.algbw, bw.busbw, wrong,
                           o.graphLaunches ? 0.0 : hostUs);
       row.update({{"us", us}, {"busbw", bw.busbw}, {"wrong", wrong}, {"host_us", hostUs}});
     } else {
-      line += fmt::format(" {:>43} |", "FAILED");
+      line += fmt::format(" {:>33} | {:>9} |", "FAILED", "");
       row["error"] = mine.error.empty() ? "on another rank" : mine.error;
       anyError = true;
     }
