@@ -120,6 +120,40 @@ def _load():
 lib = _load()
 
 
+def _load_fastcall():
+    """gpupeer._fastcall (python/fastcall.cpp) from beside the library, or None."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(lib.path), "_fastcall.abi3.so")
+    if os.environ.get("GPUPEER_NO_FASTCALL") or not os.path.isfile(path):
+        return None
+    try:
+        spec = importlib.util.spec_from_file_location("gpupeer._fastcall", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    except ImportError:  # a Python older than the stable ABI it was built for
+        return None
+
+
+_fastcall = _load_fastcall()
+
+
+def _through_ctypes(function, *args):
+    return function(*args)
+
+
+def run_entry(name):
+    """(call, target) for a C API function with run10's signature: call(target, *ten_args) runs
+    it, through gpupeer._fastcall where it was built, else through ctypes."""
+    if not has(name):
+        return _through_ctypes, None
+    function = getattr(lib, name)
+    if _fastcall is None:
+        return _through_ctypes, function
+    return _fastcall.run10, ctypes.cast(function, c_void_p).value
+
+
 def has(name):
     """Whether this build of the library has `name` (the one-process-per-GPU entries may be absent)."""
     return hasattr(lib, name)

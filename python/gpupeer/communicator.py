@@ -11,6 +11,8 @@ from . import _tensors as tensors
 from ._lib import lib
 from ._tensors import COUNT, DEVICE, DTYPE, PTR, buffer
 
+_call, _RUN = _lib.run_entry("gpupeer_comm_run")
+
 
 class Communicator:
     """Collectives between the GPUs `devices` of this process (2 to 8, each once).
@@ -38,6 +40,7 @@ class Communicator:
         self._send = (ctypes.c_void_p * self.world_size)()
         self._recv = (ctypes.c_void_p * self.world_size)()
         self._streams = (ctypes.c_void_p * self.world_size)()
+        self._addresses = [ctypes.addressof(a) for a in (self._send, self._recv, self._streams)]
 
     def __repr__(self):
         return "<gpupeer.Communicator on GPUs %s: %s>" % (self.devices, self.transport)
@@ -81,8 +84,8 @@ class Communicator:
             self._send[i] = sends[i][PTR]
             self._recv[i] = recvs[i][PTR] if recvs[i] is not None else None
             self._streams[i] = tensors.stream_handle(None if streams is None else streams[i], sends[i])
-        code = lib.gpupeer_comm_run(self._handle, op, self._send, self._recv, count, first[DTYPE], redop, root,
-                                    self._streams, self._err.address)
+        code = _call(_RUN, self._handle, op, self._addresses[0], self._addresses[1], count, first[DTYPE], redop, root,
+                     self._addresses[2], self._err.address)
         if code != 0:
             self._err.raise_for(code)
         return outputs

@@ -11,6 +11,7 @@ from ._tensors import COUNT, CURRENT_STREAM, DEVICE, DTYPE, PTR, buffer
 
 UNIQUE_ID_BYTES = 128
 _REDOPS = _ops.REDOPS
+_call, _RUN = _lib.run_entry("gpupeer_rank_comm_run")
 
 
 def _require(name):
@@ -128,8 +129,7 @@ class RankCommunicator:
         stream = send[CURRENT_STREAM](send[DEVICE]) if stream is None else tensors.stream_handle(stream, send)
         if not self._handle:
             self._live()
-        code = lib.gpupeer_rank_comm_run(self._handle, op, send[PTR], recv, count, send[DTYPE], redop, root, stream,
-                                         self._err.address)
+        code = _call(_RUN, self._handle, op, send[PTR], recv, count, send[DTYPE], redop, root, stream, self._err.address)
         if code != 0:
             self._err.raise_for(code)
         return result

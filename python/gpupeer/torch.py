@@ -46,7 +46,7 @@ def _comm(key):
         raise errors.InvalidArgumentError("comm: %d is not a registered communicator (gpupeer.torch.register)" % key)
 
 
-@_torch.library.custom_op("gpupeer::all_reduce_", mutates_args=("tensor",))
+@_torch.library.custom_op("gpupeer::all_reduce_in_place", mutates_args=("tensor",))
 def _all_reduce_in_place(tensor: _torch.Tensor, comm: int, op: str) -> None:
     _comm(comm).all_reduce(tensor, op=op)
 
@@ -86,7 +86,7 @@ def all_reduce(tensor, comm, op="sum", in_place=True):
     """all_reduce through the custom op (traceable by torch.compile without a graph break).
     `comm` is the int from register()."""
     if in_place:
-        _torch.ops.gpupeer.all_reduce_(tensor, comm, op)
+        _torch.ops.gpupeer.all_reduce_in_place(tensor, comm, op)
         return tensor
     return _torch.ops.gpupeer.all_reduce(tensor, comm, op)
 

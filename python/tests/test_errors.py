@@ -59,16 +59,32 @@ def test_explain_with_a_missing_kb_directory_names_it(tmp_path):
     assert "no-such-kb" in str(info.value)
 
 
-def test_error_carries_api_name_and_kb_id_from_the_library():
-    # A null communicator reaches the C API's own check (no GPU needed).
+@pytest.mark.parametrize("path", ["package", "ctypes"])
+def test_a_failed_call_hands_back_its_error_record(path):
+    # A null communicator reaches the C API's own check (no GPU needed), through the entry the
+    # package uses for eager calls (gpupeer._fastcall where built) and through ctypes.
+    from gpupeer import _lib, communicator
+
+    call, target = (communicator._call, communicator._RUN) if path == "package" else (
+        _lib._through_ctypes, _lib.lib.gpupeer_comm_run)
+    slot = _lib.ErrorSlot()
+    code = call(target, None, 0, None, None, 1, 0, 0, 0, None, slot.address)
+    assert code == gpupeer.InvalidArgumentError.code
+    with pytest.raises(gpupeer.InvalidArgumentError, match="comm: the communicator is null") as info:
+        slot.raise_for(code)
+    assert info.value.location.startswith("src/c_api/"), info.value.location
+    assert slot.cell.value is None  # the record was freed and the slot emptied
+
+
+def test_the_eager_call_path_is_built_and_checks_its_arguments():
     from gpupeer import _lib
 
-    slot = _lib.ErrorSlot()
-    code = _lib.lib.gpupeer_comm_run(None, 0, None, None, 1, 0, 0, 0, None, slot.address)
-    assert code == gpupeer.InvalidArgumentError.code
-    with pytest.raises(gpupeer.InvalidArgumentError, match="comm: the communicator is null"):
-        slot.raise_for(code)
-    assert slot.cell.value is None  # the record was freed and the slot emptied
+    if _lib._fastcall is None:
+        pytest.skip("gpupeer._fastcall not built (no CPython headers): the package uses ctypes")
+    with pytest.raises(TypeError, match="11 arguments"):
+        _lib._fastcall.run10(1, 2)
+    with pytest.raises(ValueError, match="no function"):
+        _lib._fastcall.run10(None, *([0] * 10))
 
 
 def test_every_error_class_maps_its_code():

@@ -22,7 +22,9 @@ using capi::guarded;
 
 namespace {
 
-Status nullHandle() { return Status(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)"); }
+Status nullHandle() {
+  return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)");
+}
 
 }  // namespace
 
@@ -30,7 +32,7 @@ extern "C" {
 
 int gpupeer_pointer_device(const void* pointer, int* device, gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!device) return fail(Status(ErrorCode::kInvalidArgument, "device: the output must not be null"), error);
+    if (!device) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "device: the output must not be null"), error);
     cudaPointerAttributes attributes{};
     cudaError_t e = cudaPointerGetAttributes(&attributes, pointer);
     if (e != cudaSuccess) {
@@ -45,9 +47,9 @@ int gpupeer_pointer_device(const void* pointer, int* device, gpupeer_error** err
 
 int gpupeer_comm_create(const int* devices, int device_count, gpupeer_comm** comm, gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!comm) return fail(Status(ErrorCode::kInvalidArgument, "comm: the output must not be null"), error);
+    if (!comm) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "comm: the output must not be null"), error);
     if (device_count < 0 || (device_count > 0 && !devices))
-      return fail(Status(ErrorCode::kInvalidArgument, "devices: a list of device_count ordinals"), error);
+      return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "devices: a list of device_count ordinals"), error);
     Result<std::unique_ptr<Communicator>> made =
         Communicator::create(std::vector<int>(devices, devices + device_count));
     if (!made.isOk()) return fail(made.status(), error);
@@ -76,7 +78,8 @@ int gpupeer_comm_run(gpupeer_comm* comm, int op, const void* const* send, void* 
     Result<RedOp> r = capi::redOpFromC(redop);
     if (!r.isOk()) return fail(r.status(), error);
     if (!send || !recv || !streams)
-      return fail(Status(ErrorCode::kInvalidArgument, "send, recv and streams: one entry per rank, not null"), error);
+      return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "send, recv and streams: one entry per rank, not null"),
+                  error);
     const int n = comm->comm->ranks();
     comm->send.assign(send, send + n);
     comm->recv.assign(recv, recv + n);

@@ -30,11 +30,13 @@ Result<Snapshot> snapshotFrom(const char* path, const char* json) {
   return probeMachine();
 }
 
-Status noGpu(const Snapshot& s) { return Status(ErrorCode::kUnsupported, "no NVIDIA GPU visible: " + whyNoGpu(s)); }
+Status noGpu(const Snapshot& s) {
+  return GPUPEER_ERROR(ErrorCode::kUnsupported, "no NVIDIA GPU visible: " + whyNoGpu(s));
+}
 
 Status checkFormat(int format) {
   if (format == GPUPEER_FORMAT_JSON || format == GPUPEER_FORMAT_TEXT) return Status::ok();
-  return Status(ErrorCode::kInvalidArgument, fmt::format("format: {} is neither JSON (0) nor text (1)", format));
+  return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("format: {} is neither JSON (0) nor text (1)", format));
 }
 
 struct Explained {
@@ -45,9 +47,9 @@ struct Explained {
 Result<Explained> explain(const char* text, const char* logPath, const char* const* kbDirs, int kbDirCount,
                           std::size_t top, int format) {
   if (given(text) == given(logPath))
-    return Status(ErrorCode::kInvalidArgument, "give either the error text or a log file, not both or neither");
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "give either the error text or a log file, not both or neither");
   if (kbDirCount < 0 || (kbDirCount > 0 && !kbDirs))
-    return Status(ErrorCode::kInvalidArgument, "kb_dirs: a list of kb_dir_count directories");
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "kb_dirs: a list of kb_dir_count directories");
   std::vector<std::string> dirs = KnowledgeBase::defaultDirectories();
   for (int i = 0; i < kbDirCount; ++i) dirs.emplace_back(kbDirs[i] ? kbDirs[i] : "");
   std::vector<std::string> warnings;
@@ -61,7 +63,8 @@ Result<Explained> explain(const char* text, const char* logPath, const char* con
     scan = matcher.value().scanText(text);
   } else {
     std::ifstream in(logPath, std::ios::binary);
-    if (!in) return Status(ErrorCode::kNotFound, fmt::format("cannot open '{}': {}", logPath, std::strerror(errno)));
+    if (!in)
+      return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open '{}': {}", logPath, std::strerror(errno)));
     Result<KbScan> scanned = matcher.value().scan(in);
     if (!scanned.isOk()) return scanned.status();
     scan = std::move(scanned).value();
@@ -107,15 +110,15 @@ int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int 
   return guarded(error, [&] {
     if (Status f = capi::checkFormat(format); !f.isOk()) return fail(f, error);
     if (device_count < 0 || (device_count > 0 && !devices))
-      return fail(Status(ErrorCode::kInvalidArgument, "devices: a list of device_count ordinals"), error);
+      return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "devices: a list of device_count ordinals"), error);
     Snapshot s = probeMachine();
     if (s.gpus.empty()) return fail(capi::noGpu(s), error);
     CheckOptions options;
     if (large_bytes != 0) options.largeBytes = large_bytes;
     for (int i = 0; i < device_count; ++i) {
       if (devices[i] < 0 || devices[i] >= static_cast<int>(s.gpus.size()))
-        return fail(Status(ErrorCode::kInvalidArgument,
-                           fmt::format("devices: GPU{} does not exist ({} visible)", devices[i], s.gpus.size())),
+        return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                                  fmt::format("devices: GPU{} does not exist ({} visible)", devices[i], s.gpus.size())),
                     error);
       options.devices.push_back(devices[i]);
     }

@@ -34,9 +34,9 @@ int fail(const Status& status, gpupeer_error** error) {
 }
 
 int giveString(const std::string& text, char** out, gpupeer_error** error) {
-  if (!out) return fail(Status(ErrorCode::kInvalidArgument, "out must not be null"), error);
+  if (!out) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "out must not be null"), error);
   char* copy = static_cast<char*>(std::malloc(text.size() + 1));
-  if (!copy) return fail(Status(ErrorCode::kSystem, "out of memory for the result"), error);
+  if (!copy) return fail(GPUPEER_ERROR(ErrorCode::kSystem, "out of memory for the result"), error);
   std::memcpy(copy, text.c_str(), text.size() + 1);
   *out = copy;
   return GPUPEER_OK;
@@ -44,19 +44,19 @@ int giveString(const std::string& text, char** out, gpupeer_error** error) {
 
 Result<CollOp> collOpFromC(int op) {
   if (op < GPUPEER_ALL_REDUCE || op > GPUPEER_SEND_RECV)
-    return Status(ErrorCode::kInvalidArgument, fmt::format("op: {} is not a collective operation", op));
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("op: {} is not a collective operation", op));
   return static_cast<CollOp>(op);
 }
 
 Result<DataType> dataTypeFromC(int type) {
   if (type < GPUPEER_FLOAT32 || type > GPUPEER_FLOAT8_E5M2)
-    return Status(ErrorCode::kInvalidArgument, fmt::format("type: {} is not a data type", type));
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("type: {} is not a data type", type));
   return static_cast<DataType>(type);
 }
 
 Result<RedOp> redOpFromC(int op) {
   if (op < GPUPEER_SUM || op > GPUPEER_AVG)
-    return Status(ErrorCode::kInvalidArgument, fmt::format("redop: {} is not a reduction operator", op));
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("redop: {} is not a reduction operator", op));
   return static_cast<RedOp>(op);
 }
 

@@ -28,9 +28,9 @@ int guarded(gpupeer_error** error, Body&& body) noexcept {
   try {
     return body();
   } catch (const std::exception& e) {
-    return fail(Status(ErrorCode::kInternal, std::string("unexpected C++ exception: ") + e.what()), error);
+    return fail(GPUPEER_ERROR(ErrorCode::kInternal, std::string("unexpected C++ exception: ") + e.what()), error);
   } catch (...) {
-    return fail(Status(ErrorCode::kInternal, "unexpected C++ exception"), error);
+    return fail(GPUPEER_ERROR(ErrorCode::kInternal, "unexpected C++ exception"), error);
   }
 }
 

@@ -18,7 +18,9 @@ using capi::guarded;
 
 namespace {
 
-Status nullHandle() { return Status(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)"); }
+Status nullHandle() {
+  return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)");
+}
 
 RankCommOptions optionsFor(int device, int timeoutMs) {
   RankCommOptions options;
@@ -43,7 +45,7 @@ extern "C" {
 
 int gpupeer_get_unique_id(char* id, gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!id) return fail(Status(ErrorCode::kInvalidArgument, "id: the output must not be null"), error);
+    if (!id) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "id: the output must not be null"), error);
     Result<UniqueId> made = makeUniqueId();
     if (!made.isOk()) return fail(made.status(), error);
     std::memcpy(id, made.value().bytes.data(), UniqueId::kBytes);
@@ -55,7 +57,7 @@ int gpupeer_rank_comm_init(int nranks, const char* id, int rank, int device, int
                            gpupeer_error** error) {
   static_assert(UniqueId::kBytes == GPUPEER_UNIQUE_ID_BYTES, "c_api.h's id size is UniqueId's");
   return guarded(error, [&] {
-    if (!id || !comm) return fail(Status(ErrorCode::kInvalidArgument, "id and comm must not be null"), error);
+    if (!id || !comm) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "id and comm must not be null"), error);
     UniqueId uid;
     std::memcpy(uid.bytes.data(), id, UniqueId::kBytes);
     return keep(RankCommunicator::init(nranks, uid, rank, optionsFor(device, timeout_ms)), comm, error);
@@ -66,14 +68,14 @@ int gpupeer_rank_comm_init_all_gather(int nranks, int rank, gpupeer_all_gather_f
                                       int timeout_ms, gpupeer_rank_comm** comm, gpupeer_error** error) {
   return guarded(error, [&] {
     if (!all_gather || !comm)
-      return fail(Status(ErrorCode::kInvalidArgument, "all_gather and comm must not be null"), error);
-    if (nranks < 1) return fail(Status(ErrorCode::kInvalidArgument, fmt::format("nranks: {}", nranks)), error);
+      return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "all_gather and comm must not be null"), error);
+    if (nranks < 1) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("nranks: {}", nranks)), error);
     AllGatherFn gather = [&](const std::string& blob) -> Result<std::string> {
       std::string all(blob.size() * static_cast<std::size_t>(nranks), '\0');
       char message[1024] = {};
       if (all_gather(user, blob.data(), blob.size(), all.data(), message) != 0) {
         message[sizeof(message) - 1] = '\0';
-        return Status(ErrorCode::kSystem, std::string("the caller's all-gather failed: ") + message);
+        return GPUPEER_ERROR(ErrorCode::kSystem, std::string("the caller's all-gather failed: ") + message);
       }
       return all;
     };
@@ -107,9 +109,10 @@ int gpupeer_rank_comm_run(gpupeer_rank_comm* comm, int op, const void* send, voi
       case GPUPEER_REDUCE: return done(c.reduce(send, recv, count, t.value(), r.value(), root, s), error);
       case GPUPEER_ALL_TO_ALL: return done(c.allToAll(send, recv, count, t.value(), s), error);
       default:
-        return fail(Status(ErrorCode::kInvalidArgument,
-                           fmt::format("op: {} is not a collective of one rank (send/recv have their own calls)", op)),
-                    error);
+        return fail(
+            GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                          fmt::format("op: {} is not a collective of one rank (send/recv have their own calls)", op)),
+            error);
     }
   });
 }
