@@ -20,14 +20,6 @@ using namespace gpupeer;
 using capi::fail;
 using capi::guarded;
 
-namespace {
-
-Status nullHandle() {
-  return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)");
-}
-
-}  // namespace
-
 extern "C" {
 
 int gpupeer_pointer_device(const void* pointer, int* device, gpupeer_error** error) {
@@ -70,7 +62,7 @@ const char* gpupeer_comm_transport(const gpupeer_comm* comm) { return comm ? com
 int gpupeer_comm_run(gpupeer_comm* comm, int op, const void* const* send, void* const* recv, size_t count, int type,
                      int redop, int root, void* const* streams, gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!comm) return fail(nullHandle(), error);
+    if (!comm) return fail(capi::nullComm(), error);
     Result<CollOp> o = capi::collOpFromC(op);
     if (!o.isOk()) return fail(o.status(), error);
     Result<DataType> t = capi::dataTypeFromC(type);
@@ -86,15 +78,15 @@ int gpupeer_comm_run(gpupeer_comm* comm, int op, const void* const* send, void* 
     comm->streams.resize(n);
     for (int i = 0; i < n; ++i) comm->streams[i] = static_cast<cudaStream_t>(streams[i]);
     Status s = comm->comm->run(o.value(), comm->send, comm->recv, count, t.value(), r.value(), root, comm->streams);
-    return s.isOk() ? static_cast<int>(GPUPEER_OK) : fail(s, error);
+    return capi::finish(s, error);
   });
 }
 
 int gpupeer_comm_check_barriers(gpupeer_comm* comm, gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!comm) return fail(nullHandle(), error);
+    if (!comm) return fail(capi::nullComm(), error);
     Status s = comm->comm->checkBarriers();
-    return s.isOk() ? static_cast<int>(GPUPEER_OK) : fail(s, error);
+    return capi::finish(s, error);
   });
 }
 

@@ -42,6 +42,8 @@ int giveString(const std::string& text, char** out, gpupeer_error** error) {
   return GPUPEER_OK;
 }
 
+Status nullComm() { return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)"); }
+
 Result<CollOp> collOpFromC(int op) {
   if (op < GPUPEER_ALL_REDUCE || op > GPUPEER_SEND_RECV)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("op: {} is not a collective operation", op));

@@ -19,6 +19,14 @@ namespace gpupeer::capi {
 /// Stores `status` in *error (when error is non-null) and returns its code.
 int fail(const Status& status, gpupeer_error** error);
 
+/// GPUPEER_OK for a successful `status`, else fail(status, error).
+inline int finish(const Status& status, gpupeer_error** error) {
+  return status.isOk() ? static_cast<int>(GPUPEER_OK) : fail(status, error);
+}
+
+/// The error for a null communicator handle.
+Status nullComm();
+
 /// A malloc'ed copy of `text` in *out (the caller frees it with gpupeer_string_free).
 int giveString(const std::string& text, char** out, gpupeer_error** error);
 

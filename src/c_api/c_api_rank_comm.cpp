@@ -18,10 +18,6 @@ using capi::guarded;
 
 namespace {
 
-Status nullHandle() {
-  return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)");
-}
-
 RankCommOptions optionsFor(int device, int timeoutMs) {
   RankCommOptions options;
   options.device = device;
@@ -36,8 +32,6 @@ int keep(Result<std::unique_ptr<RankCommunicator>> made, gpupeer_rank_comm** com
   *comm = handle.release();
   return GPUPEER_OK;
 }
-
-int done(const Status& s, gpupeer_error** error) { return s.isOk() ? static_cast<int>(GPUPEER_OK) : fail(s, error); }
 
 }  // namespace
 
@@ -94,7 +88,7 @@ const char* gpupeer_rank_comm_transport(const gpupeer_rank_comm* comm) {
 int gpupeer_rank_comm_run(gpupeer_rank_comm* comm, int op, const void* send, void* recv, size_t count, int type,
                           int redop, int root, void* stream, gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!comm) return fail(nullHandle(), error);
+    if (!comm) return fail(capi::nullComm(), error);
     Result<DataType> t = capi::dataTypeFromC(type);
     if (!t.isOk()) return fail(t.status(), error);
     Result<RedOp> r = capi::redOpFromC(redop);
@@ -102,12 +96,13 @@ int gpupeer_rank_comm_run(gpupeer_rank_comm* comm, int op, const void* send, voi
     auto s = static_cast<cudaStream_t>(stream);
     RankCommunicator& c = *comm->comm;
     switch (op) {
-      case GPUPEER_ALL_REDUCE: return done(c.allReduce(send, recv, count, t.value(), r.value(), s), error);
-      case GPUPEER_ALL_GATHER: return done(c.allGather(send, recv, count, t.value(), s), error);
-      case GPUPEER_REDUCE_SCATTER: return done(c.reduceScatter(send, recv, count, t.value(), r.value(), s), error);
-      case GPUPEER_BROADCAST: return done(c.broadcast(send, recv, count, t.value(), root, s), error);
-      case GPUPEER_REDUCE: return done(c.reduce(send, recv, count, t.value(), r.value(), root, s), error);
-      case GPUPEER_ALL_TO_ALL: return done(c.allToAll(send, recv, count, t.value(), s), error);
+      case GPUPEER_ALL_REDUCE: return capi::finish(c.allReduce(send, recv, count, t.value(), r.value(), s), error);
+      case GPUPEER_ALL_GATHER: return capi::finish(c.allGather(send, recv, count, t.value(), s), error);
+      case GPUPEER_REDUCE_SCATTER:
+        return capi::finish(c.reduceScatter(send, recv, count, t.value(), r.value(), s), error);
+      case GPUPEER_BROADCAST: return capi::finish(c.broadcast(send, recv, count, t.value(), root, s), error);
+      case GPUPEER_REDUCE: return capi::finish(c.reduce(send, recv, count, t.value(), r.value(), root, s), error);
+      case GPUPEER_ALL_TO_ALL: return capi::finish(c.allToAll(send, recv, count, t.value(), s), error);
       default:
         return fail(
             GPUPEER_ERROR(ErrorCode::kInvalidArgument,
@@ -120,33 +115,36 @@ int gpupeer_rank_comm_run(gpupeer_rank_comm* comm, int op, const void* send, voi
 int gpupeer_rank_comm_send(gpupeer_rank_comm* comm, const void* buffer, size_t count, int type, int peer, void* stream,
                            gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!comm) return fail(nullHandle(), error);
+    if (!comm) return fail(capi::nullComm(), error);
     Result<DataType> t = capi::dataTypeFromC(type);
     if (!t.isOk()) return fail(t.status(), error);
-    return done(comm->comm->send(buffer, count, t.value(), peer, static_cast<cudaStream_t>(stream)), error);
+    return capi::finish(comm->comm->send(buffer, count, t.value(), peer, static_cast<cudaStream_t>(stream)), error);
   });
 }
 
 int gpupeer_rank_comm_recv(gpupeer_rank_comm* comm, void* buffer, size_t count, int type, int peer, void* stream,
                            gpupeer_error** error) {
   return guarded(error, [&] {
-    if (!comm) return fail(nullHandle(), error);
+    if (!comm) return fail(capi::nullComm(), error);
     Result<DataType> t = capi::dataTypeFromC(type);
     if (!t.isOk()) return fail(t.status(), error);
-    return done(comm->comm->recv(buffer, count, t.value(), peer, static_cast<cudaStream_t>(stream)), error);
+    return capi::finish(comm->comm->recv(buffer, count, t.value(), peer, static_cast<cudaStream_t>(stream)), error);
   });
 }
 
 int gpupeer_rank_comm_group_start(gpupeer_rank_comm* comm, gpupeer_error** error) {
-  return guarded(error, [&] { return comm ? done(comm->comm->groupStart(), error) : fail(nullHandle(), error); });
+  return guarded(error,
+                 [&] { return comm ? capi::finish(comm->comm->groupStart(), error) : fail(capi::nullComm(), error); });
 }
 
 int gpupeer_rank_comm_group_end(gpupeer_rank_comm* comm, gpupeer_error** error) {
-  return guarded(error, [&] { return comm ? done(comm->comm->groupEnd(), error) : fail(nullHandle(), error); });
+  return guarded(error,
+                 [&] { return comm ? capi::finish(comm->comm->groupEnd(), error) : fail(capi::nullComm(), error); });
 }
 
 int gpupeer_rank_comm_check_error(gpupeer_rank_comm* comm, gpupeer_error** error) {
-  return guarded(error, [&] { return comm ? done(comm->comm->checkError(), error) : fail(nullHandle(), error); });
+  return guarded(error,
+                 [&] { return comm ? capi::finish(comm->comm->checkError(), error) : fail(capi::nullComm(), error); });
 }
 
 void gpupeer_rank_comm_abort(gpupeer_rank_comm* comm) {
