@@ -59,6 +59,19 @@ def init_with_all_gather(rank, world_size, all_gather, device=None, timeout_ms=N
     """Like init, with `all_gather(blob: bytes) -> list of every rank's bytes` carrying the
     start-up exchange (a framework's process group or store) instead of gpupeer's socket."""
     _require("gpupeer_rank_comm_init_all_gather")
+    callback = gather_callback(all_gather, world_size)
+    handle, err = ctypes.c_void_p(), ctypes.c_void_p()
+    code = lib.gpupeer_rank_comm_init_all_gather(world_size, rank, callback, None, _device_or_current(device),
+                                                 timeout_ms or 0, ctypes.addressof(handle), ctypes.addressof(err))
+    if code != 0:
+        raise _lib.error_from(err.value, code)
+    return RankCommunicator(handle.value)
+
+
+def gather_callback(all_gather, world_size):
+    """The C callback (gpupeer_all_gather_fn) over a Python `all_gather(blob) -> [bytes]`: it
+    writes every rank's blob in rank order, or returns 1 with the reason in `message`, which the
+    library puts in the error init raises."""
 
     def gather(_user, blob, size, out, message):
         try:
@@ -67,18 +80,12 @@ def init_with_all_gather(rank, world_size, all_gather, device=None, timeout_ms=N
                 raise ValueError("all_gather returned %d blobs, %d of %d bytes expected" % (len(blobs), world_size, size))
             ctypes.memmove(out, b"".join(blobs), size * world_size)
             return 0
-        except Exception as e:  # reported to the library, which fails init with it
+        except Exception as e:  # must not cross into C
             text = repr(e).encode()[:1023]
             ctypes.memmove(message, text + b"\0", len(text) + 1)
             return 1
 
-    callback = _lib.ALL_GATHER_FN(gather)
-    handle, err = ctypes.c_void_p(), ctypes.c_void_p()
-    code = lib.gpupeer_rank_comm_init_all_gather(world_size, rank, callback, None, _device_or_current(device),
-                                                 timeout_ms or 0, ctypes.addressof(handle), ctypes.addressof(err))
-    if code != 0:
-        raise _lib.error_from(err.value, code)
-    return RankCommunicator(handle.value)
+    return _lib.ALL_GATHER_FN(gather)
 
 
 class RankCommunicator:

@@ -102,3 +102,21 @@ def test_one_process_communicator_checks_devices_before_any_gpu():
 def test_init_checks_the_unique_id():
     with pytest.raises((gpupeer.InvalidArgumentError, gpupeer.UnsupportedError), match="unique_id|built without"):
         gpupeer.init(0, 2, b"short")
+
+
+def test_the_all_gather_callback_writes_blobs_in_rank_order_or_says_why():
+    import ctypes
+
+    from gpupeer import rank
+
+    blob, out, message = ctypes.create_string_buffer(b"r1", 2), ctypes.create_string_buffer(6), \
+        ctypes.create_string_buffer(1024)
+    args = (None, ctypes.addressof(blob), 2, ctypes.addressof(out), ctypes.addressof(message))
+    seen = []
+    good = rank.gather_callback(lambda b: seen.append(b) or [b"r0", b, b"r2"], 3)
+    assert good(*args) == 0 and out.raw == b"r0r1r2" and seen == [b"r1"]
+    short = rank.gather_callback(lambda b: [b"r0", b], 3)
+    assert short(*args) == 1
+    assert b"all_gather returned 2 blobs, 3 of 2 bytes expected" in message.value
+    failing = rank.gather_callback(lambda b: 1 / 0, 3)
+    assert failing(*args) == 1 and b"ZeroDivisionError" in message.value
