@@ -53,6 +53,30 @@ struct DoctorReport {
 /// checks that leaves out.
 DoctorReport diagnose(const Snapshot& snapshot, const Measurements* measured);
 
+/// The GPU actions behind doctor's measured rules: the P2P data check on every ordered pair
+/// (8 MiB: every code path, 56 pairs under 30 s) and the copy-engine bandwidth of each pair
+/// (64 MiB, 3 samples). What could not run is listed in notRun with why.
+Measurements measureForDoctor(const Snapshot& snapshot);
+
+/// What a finding's KB entry tells the reader: whether it is loaded, and its best-rated
+/// workaround's command ("" if none). Looked up in builtinKnowledgeBase().
+struct KbAdvice {
+  bool found = false;
+  std::string firstWorkaround;
+};
+KbAdvice kbAdviceFor(const std::string& kbId);
+
+/// The report for people (`gpupeer doctor`): the verdict first, then each finding with its
+/// evidence, KB id and first workaround, then what was checked (and measured, when `measured`
+/// is given) in `seconds`.
+std::string renderDoctorReport(const Snapshot& snapshot, const DoctorReport& report, const Measurements* measured,
+                               double seconds);
+
+/// The report as JSON text (`gpupeer doctor --json`): verdict, worst severity, findings with
+/// their KB id and first workaround, notRun; with `measured`, the copy-engine bandwidths and
+/// the data check's report.
+std::string doctorReportToJson(const DoctorReport& report, const Measurements* measured);
+
 /// Bandwidth below this share of the link's theoretical rate is flagged (copy engines reach
 /// ~82% of raw NVLink4 and ~80-90% of PCIe on healthy machines, so 70% leaves headroom).
 inline constexpr double kLowBandwidthShare = 0.70;

@@ -1,4 +1,5 @@
 // Loading the KB from directories of JSON files, and where the built-in KB lives.
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,6 +89,17 @@ std::vector<std::string> KnowledgeBase::defaultDirectories() {
     // A build folder carried to another machine with its repository: <repo>/build/gpupeer
     // finds <repo>/kb.
     candidates.push_back((exe.parent_path().parent_path() / "kb").string());
+  }
+  // The library loaded as a shared object (libgpupeer_c.so under Python): the same places
+  // relative to that file, plus <dir>/kb beside it (the installed Python package).
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&KnowledgeBase::defaultDirectories), &self) && self.dli_fname) {
+    fs::path module = fs::absolute(self.dli_fname, ec);
+    if (!ec && module != exe) {
+      candidates.push_back((module.parent_path() / "kb").string());
+      candidates.push_back((module.parent_path().parent_path() / "share/gpupeer/kb").string());
+      candidates.push_back((module.parent_path().parent_path() / "kb").string());
+    }
   }
   candidates.push_back(GPUPEER_KB_INSTALL_DIR);
 

@@ -43,8 +43,8 @@ std::string hexOf(const UniqueId& id) {
 
 // Starts ranks `started` of `nranks` as workers of `scenario` and waits for all (at most
 // `boundSeconds`, then kills the rest).
-std::vector<Outcome> runWorkers(const std::string& scenario, int nranks, const std::vector<int>& started,
-                                int timeoutMs, int boundSeconds) {
+std::vector<Outcome> runWorkers(const std::string& scenario, int nranks, const std::vector<int>& started, int timeoutMs,
+                                int boundSeconds) {
   Result<UniqueId> id = makeUniqueId();
   EXPECT_TRUE(id.isOk());
   const std::string hex = hexOf(id.value());
@@ -58,9 +58,13 @@ std::vector<Outcome> runWorkers(const std::string& scenario, int nranks, const s
     posix_spawn_file_actions_addopen(&actions, 1, logs.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     const std::string n = std::to_string(nranks), r = std::to_string(rank), t = std::to_string(timeoutMs);
-    std::vector<char*> argv = {const_cast<char*>(GPUPEER_RANK_WORKER_PATH), const_cast<char*>(scenario.c_str()),
-                               const_cast<char*>(n.c_str()),  const_cast<char*>(r.c_str()),
-                               const_cast<char*>(hex.c_str()), const_cast<char*>(t.c_str()), nullptr};
+    std::vector<char*> argv = {const_cast<char*>(GPUPEER_RANK_WORKER_PATH),
+                               const_cast<char*>(scenario.c_str()),
+                               const_cast<char*>(n.c_str()),
+                               const_cast<char*>(r.c_str()),
+                               const_cast<char*>(hex.c_str()),
+                               const_cast<char*>(t.c_str()),
+                               nullptr};
     pid_t pid = -1;
     EXPECT_EQ(posix_spawn(&pid, GPUPEER_RANK_WORKER_PATH, &actions, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&actions);

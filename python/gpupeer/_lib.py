@@ -1,0 +1,211 @@
+"""Loads libgpupeer_c.so and declares the C API's functions (include/gpupeer/c_api.h).
+
+Where the library is looked for, first found wins: $GPUPEER_LIBRARY (a file), the package's own
+folder (an installed copy, scripts/install_python.sh), then <checkout>/build and
+<checkout>/build-*/ (running from the source tree with PYTHONPATH=python).
+"""
+
+import ctypes
+import glob
+import os
+
+from . import errors
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_NAME = "libgpupeer_c.so"
+
+c_int, c_size_t, c_void_p, c_char_p = ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_char_p
+
+ALL_GATHER_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
+
+# name: (restype, argtypes). Functions a library build may lack are in _OPTIONAL.
+_SIGNATURES = {
+    "gpupeer_error_code": (c_int, [c_void_p]),
+    "gpupeer_error_message": (c_char_p, [c_void_p]),
+    "gpupeer_error_text": (c_char_p, [c_void_p]),
+    "gpupeer_error_api_name": (c_char_p, [c_void_p]),
+    "gpupeer_error_api_text": (c_char_p, [c_void_p]),
+    "gpupeer_error_kb_id": (c_char_p, [c_void_p]),
+    "gpupeer_error_call": (c_char_p, [c_void_p]),
+    "gpupeer_error_location": (c_char_p, [c_void_p]),
+    "gpupeer_error_free": (None, [c_void_p]),
+    "gpupeer_string_free": (None, [c_void_p]),
+    "gpupeer_c_api_version": (c_int, []),
+    "gpupeer_version": (c_char_p, []),
+    "gpupeer_snapshot_json": (c_int, [c_char_p, c_char_p, c_void_p, c_void_p]),
+    "gpupeer_topology": (c_int, [c_char_p, c_char_p, c_int, c_void_p, c_void_p]),
+    "gpupeer_check": (c_int, [c_void_p, c_int, c_size_t, c_int, c_void_p, c_void_p, c_void_p]),
+    "gpupeer_doctor": (c_int, [c_char_p, c_char_p, c_int, c_int, c_void_p, c_void_p, c_void_p]),
+    "gpupeer_explain": (c_int, [c_char_p, c_char_p, c_void_p, c_int, c_size_t, c_int, c_void_p, c_void_p, c_void_p]),
+    "gpupeer_pointer_device": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "gpupeer_comm_create": (c_int, [c_void_p, c_int, c_void_p, c_void_p]),
+    "gpupeer_comm_destroy": (None, [c_void_p]),
+    "gpupeer_comm_ranks": (c_int, [c_void_p]),
+    "gpupeer_comm_device": (c_int, [c_void_p, c_int]),
+    "gpupeer_comm_transport": (c_char_p, [c_void_p]),
+    "gpupeer_comm_run": (
+        c_int,
+        [c_void_p, c_int, c_void_p, c_void_p, c_size_t, c_int, c_int, c_int, c_void_p, c_void_p],
+    ),
+    "gpupeer_comm_check_barriers": (c_int, [c_void_p, c_void_p]),
+}
+_OPTIONAL = {
+    "gpupeer_get_unique_id": (c_int, [c_void_p, c_void_p]),
+    "gpupeer_rank_comm_init": (c_int, [c_int, c_void_p, c_int, c_int, c_int, c_void_p, c_void_p]),
+    "gpupeer_rank_comm_init_all_gather": (
+        c_int,
+        [c_int, c_int, ALL_GATHER_FN, c_void_p, c_int, c_int, c_void_p, c_void_p],
+    ),
+    "gpupeer_rank_comm_destroy": (None, [c_void_p]),
+    "gpupeer_rank_comm_rank": (c_int, [c_void_p]),
+    "gpupeer_rank_comm_ranks": (c_int, [c_void_p]),
+    "gpupeer_rank_comm_device": (c_int, [c_void_p]),
+    "gpupeer_rank_comm_transport": (c_char_p, [c_void_p]),
+    "gpupeer_rank_comm_run": (
+        c_int,
+        [c_void_p, c_int, c_void_p, c_void_p, c_size_t, c_int, c_int, c_int, c_void_p, c_void_p],
+    ),
+    "gpupeer_rank_comm_send": (c_int, [c_void_p, c_void_p, c_size_t, c_int, c_int, c_void_p, c_void_p]),
+    "gpupeer_rank_comm_recv": (c_int, [c_void_p, c_void_p, c_size_t, c_int, c_int, c_void_p, c_void_p]),
+    "gpupeer_rank_comm_group_start": (c_int, [c_void_p, c_void_p]),
+    "gpupeer_rank_comm_group_end": (c_int, [c_void_p, c_void_p]),
+    "gpupeer_rank_comm_check_error": (c_int, [c_void_p, c_void_p]),
+    "gpupeer_rank_comm_abort": (None, [c_void_p]),
+}
+
+EXPECTED_C_API_VERSION = 1
+
+
+def candidates():
+    """The paths tried, in order."""
+    found = []
+    if os.environ.get("GPUPEER_LIBRARY"):
+        found.append(os.environ["GPUPEER_LIBRARY"])
+    found.append(os.path.join(_HERE, _NAME))
+    checkout = os.path.dirname(os.path.dirname(_HERE))
+    found.append(os.path.join(checkout, "build", _NAME))
+    found.extend(sorted(glob.glob(os.path.join(checkout, "build-*", _NAME))))
+    return found
+
+
+def _load():
+    tried = candidates()
+    for path in tried:
+        if os.path.isfile(path):
+            lib = ctypes.CDLL(path)
+            break
+    else:
+        raise ImportError(
+            "gpupeer: %s not found (tried %s); build it with scripts/install_python.sh or set GPUPEER_LIBRARY"
+            % (_NAME, ", ".join(tried))
+        )
+    for table, required in ((_SIGNATURES, True), (_OPTIONAL, False)):
+        for name, (restype, argtypes) in table.items():
+            try:
+                fn = getattr(lib, name)
+            except AttributeError:
+                if required:
+                    raise ImportError("gpupeer: %s lacks %s: rebuild it" % (path, name)) from None
+                continue
+            fn.restype, fn.argtypes = restype, argtypes
+    if lib.gpupeer_c_api_version() != EXPECTED_C_API_VERSION:
+        raise ImportError(
+            "gpupeer: %s has C API version %d, this package expects %d"
+            % (path, lib.gpupeer_c_api_version(), EXPECTED_C_API_VERSION)
+        )
+    lib.path = path
+    return lib
+
+
+lib = _load()
+
+
+def _load_fastcall():
+    """gpupeer._fastcall (python/fastcall.cpp) from beside the library, or None."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(lib.path), "_fastcall.abi3.so")
+    if os.environ.get("GPUPEER_NO_FASTCALL") or not os.path.isfile(path):
+        return None
+    try:
+        spec = importlib.util.spec_from_file_location("gpupeer._fastcall", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    except ImportError:  # a Python older than the stable ABI it was built for
+        return None
+
+
+_fastcall = _load_fastcall()
+
+
+def _through_ctypes(function, *args):
+    return function(*args)
+
+
+def run_entry(name):
+    """(call, target) for a C API function with run10's signature: call(target, *ten_args) runs
+    it, through gpupeer._fastcall where it was built, else through ctypes."""
+    if not has(name):
+        return _through_ctypes, None
+    function = getattr(lib, name)
+    if _fastcall is None:
+        return _through_ctypes, function
+    return _fastcall.run10, ctypes.cast(function, c_void_p).value
+
+
+def has(name):
+    """Whether this build of the library has `name` (the one-process-per-GPU entries may be absent)."""
+    return hasattr(lib, name)
+
+
+def _text(raw):
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def error_from(record, code):
+    """The exception for a gpupeer_error* (freed here)."""
+    if not record:
+        return errors.BY_CODE.get(code, errors.InternalError)("gpupeer failed with code %d (no details)" % code)
+    try:
+        cls = errors.BY_CODE.get(lib.gpupeer_error_code(record), errors.InternalError)
+        return cls(
+            _text(lib.gpupeer_error_message(record)),
+            api_error=_text(lib.gpupeer_error_api_name(record)),
+            api_error_text=_text(lib.gpupeer_error_api_text(record)),
+            kb_id=_text(lib.gpupeer_error_kb_id(record)),
+            call=_text(lib.gpupeer_error_call(record)),
+            location=_text(lib.gpupeer_error_location(record)),
+            text=_text(lib.gpupeer_error_text(record)),
+        )
+    finally:
+        lib.gpupeer_error_free(record)
+
+
+class ErrorSlot:
+    """A gpupeer_error* that C fills on failure, kept per object so a call allocates nothing."""
+
+    __slots__ = ("cell", "address")
+
+    def __init__(self):
+        self.cell = c_void_p()
+        self.address = ctypes.addressof(self.cell)
+
+    def raise_for(self, code):
+        record, self.cell.value = self.cell.value, None
+        raise error_from(record, code)
+
+
+def call_for_string(fn, *args, extra=None):
+    """Calls a C API function whose last arguments are (char** out, [extra output,]
+    gpupeer_error**) and returns the string it produced, or raises its error. `extra` is a
+    ctypes object for the output between them."""
+    out, err = c_void_p(), c_void_p()
+    tail = (ctypes.addressof(out),) + ((ctypes.addressof(extra),) if extra is not None else ())
+    code = fn(*args, *tail, ctypes.addressof(err))
+    if code != 0:
+        raise error_from(err.value, code)
+    try:
+        return ctypes.string_at(out.value).decode("utf-8")
+    finally:
+        lib.gpupeer_string_free(out.value)

@@ -1,0 +1,141 @@
+"""One process, several GPUs: gpupeer.Communicator over gpupeer::Communicator.
+
+Each operation takes one tensor per rank (rank i on devices[i]) and runs on each tensor's
+current stream (torch/CuPy) or on `streams=` (one per rank).
+"""
+
+import ctypes
+
+from . import _lib, _ops, errors
+from . import _tensors as tensors
+from ._lib import lib
+from ._tensors import COUNT, DEVICE, DTYPE, PTR, buffer
+
+_call, _RUN = _lib.run_entry("gpupeer_comm_run")
+
+
+class Communicator:
+    """Collectives between the GPUs `devices` of this process (2 to 8, each once).
+
+    Enables P2P between every pair, or works without it and says why (``transport``).
+    Operations are stream-ordered, need no synchronisation between them and can be captured
+    in one CUDA graph spanning every rank's stream. One thread at a time.
+    """
+
+    def __init__(self, devices):
+        devices = list(devices)
+        if not all(isinstance(d, int) for d in devices):
+            raise errors.ArgumentTypeError("devices: a list of device ordinals (ints)")
+        array = (ctypes.c_int * len(devices))(*devices)
+        handle, err = ctypes.c_void_p(), ctypes.c_void_p()
+        code = lib.gpupeer_comm_create(array, len(devices), ctypes.addressof(handle), ctypes.addressof(err))
+        if code != 0:
+            raise _lib.error_from(err.value, code)
+        self._handle = handle.value
+        self._err = _lib.ErrorSlot()
+        self.devices = devices
+        self.world_size = len(devices)
+        self.transport = lib.gpupeer_comm_transport(self._handle).decode()
+        # Argument arrays reused by every call.
+        self._send = (ctypes.c_void_p * self.world_size)()
+        self._recv = (ctypes.c_void_p * self.world_size)()
+        self._streams = (ctypes.c_void_p * self.world_size)()
+        self._addresses = [ctypes.addressof(a) for a in (self._send, self._recv, self._streams)]
+
+    def __repr__(self):
+        return "<gpupeer.Communicator on GPUs %s: %s>" % (self.devices, self.transport)
+
+    def _per_rank(self, values, name):
+        if not isinstance(values, (list, tuple)) or len(values) != self.world_size:
+            raise errors.InvalidArgumentError("%s: a list with one entry per rank (%d)" % (name, self.world_size))
+        return values
+
+    def _collective(self, op, inputs, outputs, redop, root, streams):
+        if not self._handle:
+            raise errors.InvalidArgumentError("comm: this communicator was destroyed")
+        inputs = self._per_rank(inputs, "tensors")
+        sends = [buffer(x, "tensors[%d]" % i) for i, x in enumerate(inputs)]
+        first = sends[0]
+        for i, buf in enumerate(sends):
+            if buf[DEVICE] != self.devices[i]:
+                raise errors.InvalidArgumentError(
+                    "tensors[%d]: on GPU %d, rank %d is GPU %d" % (i, buf[DEVICE], i, self.devices[i]))
+            if buf[DTYPE] != first[DTYPE] or buf[COUNT] != first[COUNT]:
+                raise errors.InvalidArgumentError("tensors[%d]: %d elements of %s, tensors[0] has %d of %s" % (
+                    i, buf[COUNT], tensors.TYPE_NAMES[buf[DTYPE]], first[COUNT], tensors.TYPE_NAMES[first[DTYPE]]))
+        count, out_count = _ops.counts(op, first[COUNT], self.world_size, "tensors[0]")
+        if outputs is None:
+            if op not in _ops.IN_PLACE_BY_DEFAULT:
+                raise errors.InvalidArgumentError("outs: %s needs output tensors" % _ops.OP_NAMES[op])
+            outputs, recvs = inputs, sends
+        else:
+            outputs = self._per_rank(outputs, "outs")
+            recvs = []
+            for i, x in enumerate(outputs):
+                if x is None and op == _ops.REDUCE and i != root:
+                    recvs.append(None)
+                    continue
+                buf = buffer(x, "outs[%d]" % i)
+                tensors.check_like(buf, sends[i], "outs[%d]" % i, out_count)
+                recvs.append(buf)
+        if streams is not None:
+            streams = self._per_rank(streams, "streams")
+        for i in range(self.world_size):
+            self._send[i] = sends[i][PTR]
+            self._recv[i] = recvs[i][PTR] if recvs[i] is not None else None
+            self._streams[i] = tensors.stream_handle(None if streams is None else streams[i], sends[i])
+        code = _call(_RUN, self._handle, op, self._addresses[0], self._addresses[1], count, first[DTYPE], redop, root,
+                     self._addresses[2], self._err.address)
+        if code != 0:
+            self._err.raise_for(code)
+        return outputs
+
+    def all_reduce(self, tensors, outs=None, op="sum", streams=None):
+        """outs[r] (default: tensors[r], in place) = the reduction of every rank's tensor."""
+        return self._collective(_ops.ALL_REDUCE, tensors, outs, _ops.redop(op), 0, streams)
+
+    def all_gather(self, tensors, outs, streams=None):
+        """outs[r] (world_size x the input's elements) = every rank's tensor in rank order."""
+        return self._collective(_ops.ALL_GATHER, tensors, outs, 0, 0, streams)
+
+    def reduce_scatter(self, tensors, outs, op="sum", streams=None):
+        """outs[r] = chunk r of the reduction of every rank's tensor (world_size chunks)."""
+        return self._collective(_ops.REDUCE_SCATTER, tensors, outs, _ops.redop(op), 0, streams)
+
+    def broadcast(self, tensors, outs=None, root=0, streams=None):
+        """outs[r] (default: tensors[r]) = tensors[root]."""
+        return self._collective(_ops.BROADCAST, tensors, outs, 0, root, streams)
+
+    def reduce(self, tensors, outs=None, op="sum", root=0, streams=None):
+        """outs[root] (default: tensors[root]) = the reduction; other ranks' outs may be None."""
+        return self._collective(_ops.REDUCE, tensors, outs, _ops.redop(op), root, streams)
+
+    def all_to_all(self, tensors, outs, streams=None):
+        """Chunk q of outs[r] = chunk r of tensors[q] (world_size chunks)."""
+        return self._collective(_ops.ALL_TO_ALL, tensors, outs, 0, 0, streams)
+
+    def send_recv(self, tensors, outs, streams=None):
+        """outs[(r + 1) % world_size] = tensors[r]: every rank sends to the next."""
+        return self._collective(_ops.SEND_RECV, tensors, outs, 0, 0, streams)
+
+    def check_barriers(self):
+        """After synchronising the streams: raises CommTimeoutError naming a rank that did not
+        arrive at a barrier within 10 s."""
+        code = lib.gpupeer_comm_check_barriers(self._handle, self._err.address)
+        if code != 0:
+            self._err.raise_for(code)
+
+    def destroy(self):
+        handle, self._handle = self._handle, None
+        if handle:
+            lib.gpupeer_comm_destroy(handle)
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and lib is not None:
+            self.destroy()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()

@@ -1,0 +1,129 @@
+"""Machine and diagnosis: the CLI's --json documents as Python dicts.
+
+Each function returns what ``gpupeer <command> --json`` prints, parsed with json.loads, so a
+script can move between the CLI and Python without relearning field names. A ``snapshot``
+argument is a path to a snapshot file, a dict from snapshot()/load_snapshot(), or None to read
+this machine. The ``render_*`` functions give the CLI's text for people instead.
+"""
+
+import ctypes
+import json
+import os
+
+from . import _lib, errors
+from ._lib import lib
+
+JSON, TEXT = 0, 1  # c_api.h's GPUPEER_FORMAT_*
+
+
+def _source(snapshot):
+    """(path, json_text) for the C API's snapshot source."""
+    if snapshot is None:
+        return None, None
+    if isinstance(snapshot, dict):
+        return None, json.dumps(snapshot).encode()
+    if isinstance(snapshot, (str, bytes, os.PathLike)):
+        return os.fsencode(snapshot), None
+    raise errors.ArgumentTypeError(
+        "snapshot: a path, a dict from gpupeer.snapshot() or None, not %s" % type(snapshot).__name__)
+
+
+def snapshot():
+    """This machine's snapshot (GPUs, links, PCIe, NUMA, driver, environment) as a dict.
+
+    Never fails for lack of a GPU: what cannot be read is recorded as {"unknown": reason}.
+    """
+    return json.loads(_lib.call_for_string(lib.gpupeer_snapshot_json, None, None))
+
+
+def load_snapshot(path):
+    """A snapshot file (from ``gpupeer snapshot -o FILE``), checked, as a dict.
+
+    Raises NotFoundError for a missing file and ParseError naming the line or field that is wrong.
+    """
+    return json.loads(_lib.call_for_string(lib.gpupeer_snapshot_json, os.fsencode(path), None))
+
+
+def render_topology(snapshot=None, format=TEXT):
+    path, text = _source(snapshot)
+    return _lib.call_for_string(lib.gpupeer_topology, path, text, format)
+
+
+def topology(snapshot=None):
+    """``gpupeer topo --json``: the path class of every pair (NV#, PIX, PXB, PHB, NODE, SYS) and
+    its P2P status. UnsupportedError when the snapshot has no GPU."""
+    return json.loads(render_topology(snapshot, JSON))
+
+
+def render_check(devices=None, size_mib=32, format=TEXT):
+    """(document, number of failed checks)."""
+    if not isinstance(size_mib, int) or not 1 <= size_mib <= 4096:
+        raise errors.InvalidArgumentError("size_mib: between 1 and 4096, not %r" % (size_mib,))
+    if devices is None:
+        array, count = None, 0
+    else:
+        devices = list(devices)
+        if not all(isinstance(d, int) for d in devices):
+            raise errors.ArgumentTypeError("devices: a list of device ordinals (ints)")
+        array, count = (ctypes.c_int * len(devices))(*devices), len(devices)
+    failed = ctypes.c_int(0)
+    document = _lib.call_for_string(lib.gpupeer_check, array, count, size_mib << 20, format, extra=failed)
+    return document, failed.value
+
+
+def check(devices=None, size_mib=32):
+    """``gpupeer check --json``: enables P2P on every ordered pair of `devices` (default all)
+    and verifies the bytes moved by copy engine and kernels. Needs GPUs."""
+    return json.loads(render_check(devices, size_mib, JSON)[0])
+
+
+SEVERITIES = ("info", "warning", "error")
+
+
+def render_doctor(snapshot=None, gpu_actions=True, format=TEXT):
+    """(document, worst severity: None, "info", "warning" or "error")."""
+    path, text = _source(snapshot)
+    worst = ctypes.c_int(-1)
+    document = _lib.call_for_string(lib.gpupeer_doctor, path, text, 1 if gpu_actions else 0, format, extra=worst)
+    return document, (SEVERITIES[worst.value] if worst.value >= 0 else None)
+
+
+def doctor(snapshot=None, gpu_actions=True):
+    """``gpupeer doctor --json``: verdict, findings (worst first, each with its KB id and first
+    workaround) and what was not run. On this machine (snapshot None) with `gpu_actions` it also
+    runs the P2P data check and a copy-engine bandwidth per pair."""
+    return json.loads(render_doctor(snapshot, gpu_actions, JSON)[0])
+
+
+def _is_log_file(text_or_path):
+    if isinstance(text_or_path, os.PathLike):
+        return True
+    return isinstance(text_or_path, str) and "\n" not in text_or_path and os.path.isfile(text_or_path)
+
+
+def render_explain(text_or_path, kb_dirs=(), top=5, format=TEXT, is_file=None):
+    """(document, number of KB entries that matched)."""
+    if not isinstance(top, int) or top < 0:
+        raise errors.InvalidArgumentError("top: a count of matches (0 = all), not %r" % (top,))
+    if not isinstance(text_or_path, (str, os.PathLike)):
+        raise errors.ArgumentTypeError(
+            "text_or_path: an error message or a log path, not %s" % type(text_or_path).__name__)
+    dirs = [os.fsencode(d) for d in kb_dirs]
+    array = (ctypes.c_char_p * len(dirs))(*dirs) if dirs else None
+    if _is_log_file(text_or_path) if is_file is None else is_file:
+        text, path = None, os.fsencode(text_or_path)
+    else:
+        text, path = str(text_or_path).encode(), None
+        if not text.strip():
+            raise errors.InvalidArgumentError("text_or_path: empty")
+    matches = ctypes.c_size_t(0)
+    document = _lib.call_for_string(lib.gpupeer_explain, text, path, array, len(dirs), top, format, extra=matches)
+    return document, matches.value
+
+
+def explain(text_or_path, kb_dirs=(), top=5):
+    """``gpupeer explain --json``: which known failures an error message or a log file shows,
+    ranked, each with its cause, dead ends and workarounds. `text_or_path` is the message, or a
+    path to a log (any size, streamed). `kb_dirs` adds KB directories; `top` 0 means every match.
+    """
+    return json.loads(render_explain(text_or_path, kb_dirs, top, JSON)[0])

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds libgpupeer_c.so and installs the Python package `gpupeer` (pure Python over ctypes: one
+# copy serves every Python 3 version) into PREFIX, a folder that goes on Python's path.
+#
+#   scripts/install_python.sh [--no-build] [PREFIX]
+#
+# PREFIX defaults to the user site-packages of $PYTHON (default /usr/bin/python3, else python3).
+# --no-build copies a library built earlier (build/libgpupeer_c.so): for a machine where nothing
+# can be built but the build folder was carried, e.g. the GPU machine.
+# Installs PREFIX/gpupeer/{*.py, libgpupeer_c.so, libre2.so.N, _fastcall.abi3.so, kb/} and prints
+# how to import it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_lib=1
+if [ "${1:-}" = "--no-build" ]; then
+  build_lib=0
+  shift
+fi
+python=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
+prefix=${1:-$("$python" -m site --user-site)}
+build=${GPUPEER_BUILD_DIR:-build}
+
+if [ "$build_lib" = 1 ]; then
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    scripts/setup.sh "$build"  # Debian packages, configure, build everything
+  else
+    cmake --build "$build" --target gpupeer_c -j "$(nproc)"
+    # Optional (needs python3-dev): without it eager calls go through ctypes.
+    cmake --build "$build" --target gpupeer_fastcall -j "$(nproc)" 2>/dev/null ||
+      echo "install_python: no gpupeer._fastcall (CPython headers missing): eager calls use ctypes"
+  fi
+fi
+lib="$build/libgpupeer_c.so"
+[ -f "$lib" ] || { echo "install_python: no $lib (build it, or drop --no-build)" >&2; exit 1; }
+
+dest="$prefix/gpupeer"
+rm -rf "$dest"
+mkdir -p "$dest/kb"
+cp python/gpupeer/*.py "$dest/"
+cp "$lib" "$build"/libre2.so.* "$dest/"  # RE2 beside it, found through RUNPATH $ORIGIN
+[ -f "$build/_fastcall.abi3.so" ] && cp "$build/_fastcall.abi3.so" "$dest/"  # else ctypes alone
+cp -r kb/. "$dest/kb/"
+echo "installed gpupeer into $dest ($(du -sh "$dest" | cut -f1))"
+if PYTHONPATH= "$python" -c "import sys; sys.exit(0 if '$prefix' in sys.path else 1)" 2>/dev/null; then
+  echo "import it with: $python -c 'import gpupeer'"
+else
+  echo "import it with: PYTHONPATH=$prefix $python -c 'import gpupeer'"
+fi

@@ -1,0 +1,167 @@
+// Machine and diagnosis through the C API: the CLI's --json documents and its text reports,
+// from the same library functions the CLI calls.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "c_api_error.hpp"
+#include "gpupeer/doctor.hpp"
+#include "gpupeer/kb.hpp"
+#include "gpupeer/log.hpp"
+#include "gpupeer/peer_check.hpp"
+#include "gpupeer/probe.hpp"
+#include "gpupeer/snapshot_json.hpp"
+#include "gpupeer/topology.hpp"
+
+namespace gpupeer::capi {
+namespace {
+
+bool given(const char* text) { return text != nullptr && *text != '\0'; }
+
+/// The snapshot from the file, else from the JSON text, else probed from the machine.
+Result<Snapshot> snapshotFrom(const char* path, const char* json) {
+  if (given(path)) return loadSnapshotFile(path);
+  if (given(json)) return snapshotFromJson(json, "<snapshot>");
+  return probeMachine();
+}
+
+Status noGpu(const Snapshot& s) {
+  return GPUPEER_ERROR(ErrorCode::kUnsupported, "no NVIDIA GPU visible: " + whyNoGpu(s));
+}
+
+Status checkFormat(int format) {
+  if (format == GPUPEER_FORMAT_JSON || format == GPUPEER_FORMAT_TEXT) return Status::ok();
+  return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("format: {} is neither JSON (0) nor text (1)", format));
+}
+
+struct Explained {
+  std::string document;
+  std::size_t matches = 0;
+};
+
+Result<Explained> explain(const char* text, const char* logPath, const char* const* kbDirs, int kbDirCount,
+                          std::size_t top, int format) {
+  if (given(text) == given(logPath))
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "give either the error text or a log file, not both or neither");
+  if (kbDirCount < 0 || (kbDirCount > 0 && !kbDirs))
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "kb_dirs: a list of kb_dir_count directories");
+  std::vector<std::string> dirs = KnowledgeBase::defaultDirectories();
+  for (int i = 0; i < kbDirCount; ++i) dirs.emplace_back(kbDirs[i] ? kbDirs[i] : "");
+  std::vector<std::string> warnings;
+  Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);
+  for (const std::string& w : warnings) GPUPEER_WARN("KB: {}", w);
+  if (!kb.isOk()) return kb.status();
+  Result<KbMatcher> matcher = KbMatcher::build(kb.value());
+  if (!matcher.isOk()) return matcher.status();
+  KbScan scan;
+  if (given(text)) {
+    scan = matcher.value().scanText(text);
+  } else {
+    std::ifstream in(logPath, std::ios::binary);
+    if (!in)
+      return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open '{}': {}", logPath, std::strerror(errno)));
+    Result<KbScan> scanned = matcher.value().scan(in);
+    if (!scanned.isOk()) return scanned.status();
+    scan = std::move(scanned).value();
+  }
+  Explained e;
+  e.matches = scan.matches.size();
+  e.document = format == GPUPEER_FORMAT_JSON ? kbScanToJson(scan, top) : renderKbScanText(scan, top);
+  return e;
+}
+
+}  // namespace
+}  // namespace gpupeer::capi
+
+using namespace gpupeer;
+using capi::fail;
+using capi::giveString;
+using capi::guarded;
+
+extern "C" {
+
+int gpupeer_snapshot_json(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error) {
+  return guarded(error, [&] {
+    Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
+    if (!s.isOk()) return fail(s.status(), error);
+    return giveString(snapshotToJson(s.value()), out, error);
+  });
+}
+
+int gpupeer_topology(const char* snapshot_path, const char* snapshot_json, int format, char** out,
+                     gpupeer_error** error) {
+  return guarded(error, [&] {
+    if (Status f = capi::checkFormat(format); !f.isOk()) return fail(f, error);
+    Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
+    if (!s.isOk()) return fail(s.status(), error);
+    if (s.value().gpus.empty()) return fail(capi::noGpu(s.value()), error);
+    return giveString(format == GPUPEER_FORMAT_JSON ? topologyToJson(s.value()) : renderTopology(s.value()), out,
+                      error);
+  });
+}
+
+int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int format, char** out, int* failed,
+                  gpupeer_error** error) {
+  return guarded(error, [&] {
+    if (Status f = capi::checkFormat(format); !f.isOk()) return fail(f, error);
+    if (device_count < 0 || (device_count > 0 && !devices))
+      return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "devices: a list of device_count ordinals"), error);
+    Snapshot s = probeMachine();
+    if (s.gpus.empty()) return fail(capi::noGpu(s), error);
+    CheckOptions options;
+    if (large_bytes != 0) options.largeBytes = large_bytes;
+    for (int i = 0; i < device_count; ++i) {
+      if (devices[i] < 0 || devices[i] >= static_cast<int>(s.gpus.size()))
+        return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                                  fmt::format("devices: GPU{} does not exist ({} visible)", devices[i], s.gpus.size())),
+                    error);
+      options.devices.push_back(devices[i]);
+    }
+    Result<CheckReport> report = runPeerCheck(s, options);
+    if (!report.isOk()) return fail(report.status(), error);
+    if (failed) *failed = report.value().count(CheckOutcome::kFail);
+    return giveString(
+        format == GPUPEER_FORMAT_JSON ? checkReportToJson(report.value()) : renderCheckReport(report.value()), out,
+        error);
+  });
+}
+
+int gpupeer_doctor(const char* snapshot_path, const char* snapshot_json, int gpu_actions, int format, char** out,
+                   int* worst, gpupeer_error** error) {
+  return guarded(error, [&] {
+    if (Status f = capi::checkFormat(format); !f.isOk()) return fail(f, error);
+    auto start = std::chrono::steady_clock::now();
+    Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
+    if (!s.isOk()) return fail(s.status(), error);
+    bool probed = !capi::given(snapshot_path) && !capi::given(snapshot_json);
+    bool measure = probed && gpu_actions != 0;
+    Measurements measured;
+    if (measure) measured = measureForDoctor(s.value());
+    DoctorReport report = diagnose(s.value(), measure ? &measured : nullptr);
+    if (probed && !measure) report.notRun = {"GPU actions (--no-gpu-actions)"};
+    if (worst) *worst = report.findings.empty() ? -1 : static_cast<int>(report.worst());
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const Measurements* m = measure ? &measured : nullptr;
+    return giveString(format == GPUPEER_FORMAT_JSON ? doctorReportToJson(report, m)
+                                                    : renderDoctorReport(s.value(), report, m, seconds),
+                      out, error);
+  });
+}
+
+int gpupeer_explain(const char* text, const char* log_path, const char* const* kb_dirs, int kb_dir_count, size_t top,
+                    int format, char** out, size_t* matches, gpupeer_error** error) {
+  return guarded(error, [&] {
+    if (Status f = capi::checkFormat(format); !f.isOk()) return fail(f, error);
+    Result<capi::Explained> e = capi::explain(text, log_path, kb_dirs, kb_dir_count, top, format);
+    if (!e.isOk()) return fail(e.status(), error);
+    if (matches) *matches = e.value().matches;
+    return giveString(e.value().document, out, error);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,94 @@
+// The doctor's report as text and as JSON, shared by `gpupeer doctor` and the C API (Python's
+// gpupeer.doctor() and `python -m gpupeer doctor`), so both print the same.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gpupeer/doctor.hpp"
+#include "gpupeer/kb.hpp"
+
+namespace gpupeer {
+
+KbAdvice kbAdviceFor(const std::string& kbId) {
+  KbAdvice advice;
+  if (kbId.empty()) return advice;
+  const KbEntry* entry = builtinKnowledgeBase().find(kbId);
+  if (!entry) return advice;
+  advice.found = true;
+  advice.firstWorkaround = firstWorkaround(*entry);
+  return advice;
+}
+
+namespace {
+
+// Every line of `text` at one indentation, whatever indentation it came with.
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    line.erase(0, line.find_first_not_of(' ') == std::string::npos ? line.size() : line.find_first_not_of(' '));
+    if (!out.empty()) out += '\n';
+    out += pad + line;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string renderDoctorReport(const Snapshot& s, const DoctorReport& r, const Measurements* m, double seconds) {
+  std::string out;
+  out += fmt::format("gpupeer doctor: {}\n", r.verdict);
+  if (!r.findings.empty()) out += fmt::format("\nFindings ({}):\n", r.findings.size());
+  for (const Finding& f : r.findings) {
+    out += fmt::format("  [{}] {}  ({})\n", severityName(f.severity), f.title, f.rule);
+    if (!f.evidence.empty()) out += fmt::format("{}\n", indent(f.evidence, "      "));
+    KbAdvice advice = kbAdviceFor(f.kbId);
+    if (!f.kbId.empty())
+      out += fmt::format("      explained by KB {}{}\n", f.kbId, advice.found ? "" : " (entry not loaded)");
+    if (!advice.firstWorkaround.empty())
+      out += fmt::format("      first thing to try:\n{}\n", indent(advice.firstWorkaround, "        "));
+  }
+  out += fmt::format("\nWhat was checked: {} rules over the snapshot of {} ({} GPU(s))", doctorRules().size(),
+                     s.hostname.empty() ? "this machine" : s.hostname, s.gpus.size());
+  if (m && m->check)
+    out += fmt::format("; P2P data check: {} passed, {} failed, {} skipped", m->check->count(CheckOutcome::kPass),
+                       m->check->count(CheckOutcome::kFail), m->check->count(CheckOutcome::kSkip));
+  if (m && !m->copyEngineGBps.empty()) {
+    out += fmt::format("; copy-engine bandwidth:");
+    for (const auto& [p, gbps] : m->copyEngineGBps)
+      out += fmt::format(" GPU{}->GPU{} {:.0f} GB/s", p.first, p.second, gbps);
+  }
+  out += fmt::format(" ({:.1f} s)\n", seconds);
+  for (const std::string& n : r.notRun) out += fmt::format("Not run: {}\n", n);
+  return out;
+}
+
+std::string doctorReportToJson(const DoctorReport& report, const Measurements* measured) {
+  nlohmann::ordered_json j;
+  j["verdict"] = report.verdict;
+  j["worst"] = report.findings.empty() ? "none" : severityName(report.worst());
+  j["findings"] = nlohmann::ordered_json::array();
+  for (const Finding& f : report.findings) {
+    KbAdvice advice = kbAdviceFor(f.kbId);
+    j["findings"].push_back({{"rule", f.rule},
+                             {"severity", severityName(f.severity)},
+                             {"title", f.title},
+                             {"evidence", f.evidence},
+                             {"kbId", f.kbId},
+                             {"firstWorkaround", advice.firstWorkaround}});
+  }
+  j["notRun"] = report.notRun;
+  if (measured) {
+    j["copyEngineGBps"] = nlohmann::ordered_json::array();
+    for (const auto& [pair, gbps] : measured->copyEngineGBps)
+      j["copyEngineGBps"].push_back({{"src", pair.first}, {"dst", pair.second}, {"gbps", gbps}});
+    if (measured->check) j["check"] = nlohmann::ordered_json::parse(checkReportToJson(*measured->check));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gpupeer
