@@ -135,8 +135,8 @@ Result<Bootstrap> Bootstrap::join(int nranks, const UniqueId& id, int rank, int 
     GPUPEER_RETURN_IF_ERROR(sendAll(b.peerFds_[0], &hello, sizeof hello, deadline));
     Result<std::string> verdict = recvMessage(b.peerFds_[0], deadline);
     if (!verdict.isOk())
-      return GPUPEER_ERROR(verdict.status().code(),
-                           fmt::format("rank {}: no word from rank 0 on joining: {}", rank, verdict.status().message()));
+      return GPUPEER_ERROR(verdict.status().code(), fmt::format("rank {}: no word from rank 0 on joining: {}", rank,
+                                                                verdict.status().message()));
     if (verdict.value() != kJoined) return GPUPEER_ERROR(ErrorCode::kTimeout, verdict.value());
     return b;
   }
@@ -177,9 +177,10 @@ Result<Bootstrap> Bootstrap::join(int nranks, const UniqueId& id, int rank, int 
       continue;
     }
     if (got.nranks != hello.nranks || got.rank == 0 || got.rank >= hello.nranks || b.peerFds_[got.rank] >= 0) {
-      (void)sendMessage(fd, fmt::format("rank {} joined a communicator of {} ranks as rank {} of {}: every rank "
-                                        "must give the same number of ranks and a rank of its own",
-                                        got.rank, nranks, got.rank, got.nranks),
+      (void)sendMessage(fd,
+                        fmt::format("rank {} joined a communicator of {} ranks as rank {} of {}: every rank "
+                                    "must give the same number of ranks and a rank of its own",
+                                    got.rank, nranks, got.rank, got.nranks),
                         deadline);
       close(fd);
       failure = GPUPEER_ERROR(ErrorCode::kInvalidArgument,

@@ -42,8 +42,8 @@ class Bootstrap {
 
  private:
   int rank_ = 0, nranks_ = 0, timeoutMs_ = 0;
-  int listenFd_ = -1;           // rank 0 while joining
-  std::vector<int> peerFds_;    // rank 0: one per rank (its own -1); others: [0] = rank 0
+  int listenFd_ = -1;         // rank 0 while joining
+  std::vector<int> peerFds_;  // rank 0: one per rank (its own -1); others: [0] = rank 0
   void closeAll();
   Clock::time_point deadline() const { return Clock::now() + std::chrono::milliseconds(timeoutMs_); }
 };

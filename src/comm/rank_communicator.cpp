@@ -147,8 +147,7 @@ Status RankCommunicator::reduce(const void* send, void* recv, std::size_t count,
                                 cudaStream_t stream) {
   return runCollective(*impl_, CollOp::kReduce, send, recv, count, type, op, root, stream);
 }
-Status RankCommunicator::allToAll(const void* send, void* recv, std::size_t count, DataType type,
-                                  cudaStream_t stream) {
+Status RankCommunicator::allToAll(const void* send, void* recv, std::size_t count, DataType type, cudaStream_t stream) {
   return runCollective(*impl_, CollOp::kAllToAll, send, recv, count, type, RedOp::kSum, 0, stream);
 }
 
@@ -165,10 +164,10 @@ Status RankCommunicator::checkError() {
     c.failure = GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));
   } else if (error - 1 < static_cast<std::uint32_t>(c.n())) {
     const PeerIdentity& p = c.peers[error - 1];
-    c.failure = GPUPEER_ERROR(ErrorCode::kTimeout,
-                              fmt::format("rank {} waited more than {} ms for rank {} (pid {}, GPU{} {}): it died, hung "
-                                          "or made a different call",
-                                          c.rank, c.core.timeoutNs / 1'000'000, error - 1, p.pid, p.device, p.busId));
+    c.failure = GPUPEER_ERROR(
+        ErrorCode::kTimeout, fmt::format("rank {} waited more than {} ms for rank {} (pid {}, GPU{} {}): it died, hung "
+                                         "or made a different call",
+                                         c.rank, c.core.timeoutNs / 1'000'000, error - 1, p.pid, p.device, p.busId));
   } else {
     c.failure = GPUPEER_ERROR(ErrorCode::kInternal, fmt::format("rank {}: error word {}", c.rank, error));
   }

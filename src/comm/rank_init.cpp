@@ -131,11 +131,13 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   GPUPEER_CUDA_CHECK(device, cudaMemset(mine.counters.get(), 0, mine.counters.size()));
 
   // 1: identities.
-  Result<std::vector<nlohmann::json>> ids = exchangeJson(
-      exchange,
-      {{"pid", static_cast<int>(getpid())}, {"device", device}, {"bus", busIdOf(device)}, {"sms", sms},
-       {"slot", options.slotBytes}},
-      nranks, "identities");
+  Result<std::vector<nlohmann::json>> ids = exchangeJson(exchange,
+                                                         {{"pid", static_cast<int>(getpid())},
+                                                          {"device", device},
+                                                          {"bus", busIdOf(device)},
+                                                          {"sms", sms},
+                                                          {"slot", options.slotBytes}},
+                                                         nranks, "identities");
   if (!ids.isOk()) return ids.status();
   for (int r = 0; r < nranks; ++r) {
     const nlohmann::json& j = ids.value()[r];
@@ -202,8 +204,8 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
       if (!buffers.value()[r].contains(parts[k].name)) continue;
       SharedBuffer b;
       if (!sharedFromJson(buffers.value()[r][parts[k].name], b)) {
-        mapped = GPUPEER_ERROR(ErrorCode::kParse, fmt::format("start-up: rank {}'s {} handle is malformed", r,
-                                                              parts[k].name));
+        mapped = GPUPEER_ERROR(ErrorCode::kParse,
+                               fmt::format("start-up: rank {}'s {} handle is malformed", r, parts[k].name));
         break;
       }
       if (c.peers[r].pid == getpid() && c.peers[r].device != device) {

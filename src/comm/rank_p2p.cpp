@@ -43,9 +43,9 @@ Status launchP2pTasks(RankCommunicator::Impl& c, const std::vector<P2pTask>& tas
                            "rank 0 of 1: a send to itself needs a receive from itself in the same group");
     for (std::size_t i = 0; i < sends.size(); ++i) {
       if (sends[i]->bytes != recvs[i]->bytes)
-        return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                             fmt::format("rank 0 of 1: sends {} bytes to itself and receives {}", sends[i]->bytes,
-                                         recvs[i]->bytes));
+        return GPUPEER_ERROR(
+            ErrorCode::kInvalidArgument,
+            fmt::format("rank 0 of 1: sends {} bytes to itself and receives {}", sends[i]->bytes, recvs[i]->bytes));
       GPUPEER_CUDA_CHECK(c.device, cudaMemcpyAsync(recvs[i]->buffer, sends[i]->buffer, sends[i]->bytes,
                                                    cudaMemcpyDeviceToDevice, stream));
     }

@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
   const P2pTask t = a.tasks[blockIdx.x];
   const int me = a.rank, n = a.layout.ranks;
   std::uint32_t* mine = wordsOf(a, me);
-  std::uint32_t* const ready = mine;         // [sender]
-  std::uint32_t* const ack = mine + n;       // [receiver]
+  std::uint32_t* const ready = mine;    // [sender]
+  std::uint32_t* const ack = mine + n;  // [receiver]
   std::uint32_t* const sendSeq = mine + 2 * n;
   std::uint32_t* const recvSeq = mine + 3 * n;
   const std::size_t slot = a.layout.slotBytes;
