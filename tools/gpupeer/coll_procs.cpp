@@ -191,7 +191,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
   DeviceBuffer send, recv, stats;
   for (auto [buffer, bytes] :
        {std::pair{&send, collectiveInputElements(o.op, maxCount, n) * es},
-        std::pair{&recv, collectiveOutputElements(o.op, maxCount, n) * es}, std::pair{&stats, std::size_t{64}}})
+        std::pair{&recv, collectiveOutputElements(o.op, maxCount, n) * es}, std::pair{&stats, std::size_t{256}}})
     if (Status st = buffer->allocate(device, bytes); !st.isOk()) {
       fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, st.toString());
       return kExitError;
