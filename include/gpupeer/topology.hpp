@@ -19,6 +19,12 @@ namespace gpupeer {
 std::string classifyPciPath(const std::string& sysfsA, const std::string& sysfsB, const Known<int>& numaA,
                             const Known<int>& numaB);
 
+/// The PCIe switch a device sits behind, named by the bus id of the switch's upstream port
+/// ("0000:3b:00.0" for ".../0000:3a:02.0/0000:3b:00.0/0000:3c:08.0/0000:3d:00.0"): the bridge
+/// above the device's own downstream port. "" when the device hangs off a root port directly
+/// or the path cannot be parsed. Pure; used to draw the topology.
+std::string pcieSwitchOf(const std::string& sysfsPath);
+
 /// NVLinks that join GPUs a and b: direct links between them, or, on NVSwitch machines,
 /// the smaller of the two GPUs' active switch links (as `nvidia-smi topo -m` counts them).
 /// 0 when NVLink state is unknown or there is none.
