@@ -6,3 +6,6 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh build
 scripts/check_format.sh
 ctest --test-dir build --output-on-failure -j 2
+
+# The installed package: a find_package and a pkg-config consumer built against it.
+scripts/check_package.sh build
