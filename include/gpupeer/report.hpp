@@ -22,33 +22,34 @@ namespace gpupeer {
 /// One measurement in the results format shared by the scripts (one JSON object a line):
 /// what ran, where, the figure, and the baseline measured in the same run.
 struct ResultRecord {
-  std::string commit, date, machine, gpuModel, driver, command;
-  int gpuCount = 0;
-  std::string metric;        ///< "all_reduce.busbw", "ce_write.GPU0->GPU1", ...
-  double value = 0;          ///< the figure, in `unit`
-  std::string unit;          ///< "GB/s", "us", ...
-  std::string baseline;      ///< what it is compared with ("nccl"); "" when nothing
-  double baselineValue = 0;  ///< the baseline's figure in the same unit; valid when `baseline` is set
-  double bytes = 0;          ///< message size when the record has one ("bytes" field), else 0
+  std::string commit, date, machine;      ///< where and when: git commit, ISO date, machine name
+  std::string gpuModel, driver, command;  ///< GPU model, driver version, the command that ran
+  int gpuCount = 0;                       ///< GPUs the command used
+  std::string metric;                     ///< "all_reduce.busbw", "ce_write.GPU0->GPU1", ...
+  double value = 0;                       ///< the figure, in `unit`
+  std::string unit;                       ///< "GB/s", "us", ...
+  std::string baseline;                   ///< what it is compared with ("nccl"); "" when nothing
+  double baselineValue = 0;               ///< the baseline's figure in the same unit; valid when `baseline` is set
+  double bytes = 0;                       ///< message size when the record has one ("bytes" field), else 0
 };
 
 /// One size of a collective table (`gpupeer coll --json`): gpupeer's time and bus bandwidth and
 /// each baseline's, keyed by the baseline's name ("nccl", "nccl_symmetric").
 struct CollectiveRow {
-  double bytes = 0;
-  std::string algorithm;  ///< the table's choice ("oneshot", "ring", ...); "" when not given
-  double us = 0, busbw = 0;
-  bool failed = false;                                         ///< gpupeer's run failed at this size
+  double bytes = 0;          ///< the size column
+  std::string algorithm;     ///< the table's choice ("oneshot", "ring", ...); "" when not given
+  double us = 0, busbw = 0;  ///< gpupeer's time and bus bandwidth (GB/s)
+  bool failed = false;       ///< gpupeer's run failed at this size
   std::map<std::string, std::pair<double, double>> baselines;  ///< name -> (us, busbw)
 };
 
 /// A whole `gpupeer coll --json` document.
 struct CollectiveTable {
-  std::string op;               ///< "all_reduce", ...
-  std::string mode;             ///< "eager" or "graph"
-  std::string gpuName, source;  ///< source: the file it came from
-  int gpus = 0;
-  std::vector<CollectiveRow> rows;
+  std::string op;                   ///< "all_reduce", ...
+  std::string mode;                 ///< "eager" or "graph"
+  std::string gpuName, source;      ///< source: the file it came from
+  int gpus = 0;                     ///< ranks
+  std::vector<CollectiveRow> rows;  ///< one per size, in file order
 };
 
 /// Everything read from the `--results` files, in file order.
