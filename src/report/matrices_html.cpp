@@ -38,7 +38,11 @@ std::string matrixHtml(const Snapshot& s, const BenchResult& r) {
   std::vector<const BenchCell*> others;  // totals, loop/batch variants: listed below the grid
   std::set<int> rows, cols;
   for (const BenchCell& c : r.cells) {
-    bool placeable = c.row >= -1 && c.col >= -1 && c.row != c.col && !(c.row < 0 && c.col < 0);
+    // -1 is the host in h2d/d2h cells but "all GPUs" in the fan-in/fan-out totals: the label
+    // tells them apart.
+    const bool hostRow = c.label.rfind("host", 0) == 0;
+    const bool hostCol = c.label.size() >= 4 && c.label.compare(c.label.size() - 4, 4, "host") == 0;
+    bool placeable = (c.row >= 0 || hostRow) && (c.col >= 0 || hostCol) && c.row != c.col;
     if (!placeable || grid.count({c.row, c.col})) {
       others.push_back(&c);
       continue;
@@ -50,9 +54,10 @@ std::string matrixHtml(const Snapshot& s, const BenchResult& r) {
   for (const auto& [key, c] : grid)
     if (c->value.samples > 0 && c->value.median > 0)
       fastest = fastest == 0 ? c->value.median : std::min(fastest, c->value.median);
-  std::string html = "<table class=\"matrix heatmap\"><tr><th>src \\ dst</th>";
+  std::string html;
+  if (!grid.empty()) html += "<table class=\"matrix heatmap\"><tr><th>src \\ dst</th>";
   for (int c : cols) html += fmt::format("<th>{}</th>", endpointName(c));
-  html += "</tr>\n";
+  if (!grid.empty()) html += "</tr>\n";
   for (int row : rows) {
     html += fmt::format("<tr><th>{}</th>", endpointName(row));
     for (int col : cols) {
@@ -84,7 +89,7 @@ std::string matrixHtml(const Snapshot& s, const BenchResult& r) {
     }
     html += "</tr>\n";
   }
-  html += "</table>\n";
+  if (!grid.empty()) html += "</table>\n";
   if (!others.empty()) {
     html += "<ul class=\"other-cells\">";
     for (const BenchCell* c : others)

@@ -25,7 +25,7 @@ svg .grid{stroke:#e4e4ea}svg .frame{fill:none;stroke:#999}
 .gpu-node rect{fill:#76b900;stroke:#3d6000}.gpu-node text{fill:#fff}.gpu-node .gpu-label{font-weight:700;font-size:14px}
 .gpu-node .bus{font-size:10px}.nvswitch rect{fill:#e8f5d0;stroke:#5b8c00}
 line.pcie{stroke:#b08a3e;stroke-width:2}.nvlink-line{stroke:#5b8c00;stroke-width:4}
-.link-count{font-weight:700;fill:#3d6000}
+.link-count{font-weight:700;fill:#3d6000;paint-order:stroke;stroke:#fff;stroke-width:3px}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 .finding{border-left:5px solid #aaa;padding:4px 12px;margin:12px 0;background:#fafafa}
 .sev-error{border-color:#c62828}.sev-warning{border-color:#e69a00}.sev-info{border-color:#1f5fa8}

@@ -66,7 +66,8 @@ CollectiveTable collectiveFromJson(const json& j, const std::string& source) {
     row.us = num(rj, "us");
     row.busbw = num(rj, "busbw");
     row.failed = rj.contains("error") || !rj.contains("us");
-    for (const auto& [name, bj] : rj.value("baselines", json::object()).items())
+    const json baselines = rj.value("baselines", json::object());  // items() must not outlive it
+    for (const auto& [name, bj] : baselines.items())
       if (bj.is_object() && bj.contains("us")) row.baselines[name] = {num(bj, "us"), num(bj, "busbw")};
     t.rows.push_back(std::move(row));
   }

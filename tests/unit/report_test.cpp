@@ -197,6 +197,9 @@ TEST(HtmlReport, ResultsBecomeHeatmapsAndCharts) {
   ASSERT_TRUE(loadReportResults(dataPath("results_records_h200x2.jsonl"), r).isOk());
   std::string html = render(s, &r);
   EXPECT_NE(html.find(">396.3<small>83%</small>"), std::string::npos);  // ce_write GPU0->GPU1
+  // h2d has a host row; the fan-out total ("GPU0->all", col -1) is listed, not put in a host column.
+  EXPECT_NE(html.find("<tr><th>host</th>"), std::string::npos);
+  EXPECT_NE(html.find("<li>GPU0-&gt;all: "), std::string::npos);
   // Time and busbw of the all-reduce table, and one chart of the records that carry sizes.
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 3u);
   EXPECT_NE(html.find(">nccl_graph</text>"), std::string::npos);
