@@ -4,9 +4,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(GPUPEER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gpupeer)
-install(TARGETS gpupeer EXPORT gpupeerTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The include directory reaches consumers through the target's INSTALL_INTERFACE.
+install(TARGETS gpupeer EXPORT gpupeerTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpupeer DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT gpupeerTargets NAMESPACE gpupeer:: DESTINATION ${GPUPEER_CMAKE_DIR})
 
