@@ -119,8 +119,10 @@ TEST(HtmlReport, HostileSnapshotStringsAreEscaped) {
   std::string html = render(s);
   EXPECT_EQ(count(html, "<script"), 1u);  // the page's own
   EXPECT_EQ(html.find("<img"), std::string::npos);
-  EXPECT_EQ(html.find("onerror=alert"), std::string::npos);
-  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  // Neither out of an attribute (the quote) nor into markup (the angle brackets): text only.
+  EXPECT_EQ(html.find("\"><script"), std::string::npos);
+  EXPECT_NE(html.find("&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;"),
+            std::string::npos);
 }
 
 TEST(HtmlReport, KbLinksOnlyForWebUrls) {
