@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "fixture_support.hpp"
 #include "gpupeer/topology.hpp"
 #include "kb_test_support.hpp"
@@ -249,6 +250,20 @@ TEST(WriteFileAtomically, ReplacesWholeFilesAndLeavesNoTemporary) {
   Status bad = writeFileAtomically(dir.path() + "/no/such/dir/r.html", "x");
   EXPECT_EQ(bad.code(), ErrorCode::kSystem);
   EXPECT_NE(bad.message().find("no/such/dir"), std::string::npos);
+}
+
+TEST(ReportCli, BadResultsFileIsAUsageErrorAndWritesNothing) {
+  gpupeer::testing::TempDir dir;
+  const std::string fixture = quote(dataPath("snapshot_hgx_h100_8gpu.json"));
+  CliRun r = runCli(dir, "report --snapshot " + fixture + " --results " + quote(dir.path() + "/nope.jsonl") + " -o " +
+                             quote(dir.path() + "/r.html"));
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("nope.jsonl"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/r.html"));
+  // An unwritable output is gpupeer's failure to do its work (4), naming the path.
+  CliRun w = runCli(dir, "report --snapshot " + fixture + " -o " + quote(dir.path() + "/no/dir/r.html"));
+  EXPECT_EQ(w.exitCode, 4);
+  EXPECT_NE(w.err.find("no/dir/r.html"), std::string::npos) << w.err;
 }
 
 }  // namespace
