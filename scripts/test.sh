@@ -7,3 +7,6 @@ scripts/setup.sh build
 scripts/check_format.sh
 ctest --test-dir build --output-on-failure -j 2
 python3 scripts/bench_readme.py --check  # bench/README.md and results.jsonl files generated, not stale
+
+# The installed package: a find_package and a pkg-config consumer built against it.
+scripts/check_package.sh build

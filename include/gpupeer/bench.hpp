@@ -4,6 +4,9 @@
 /// each timed batch is held behind a spin kernel so enqueueing stays out of the time, timed
 /// with events, warmed up, sampled several times and reported as median, min and max, with
 /// each figure also as a share of the link's theoretical rate from the snapshot.
+/// Threads: the pure functions and the testcase list may be used from any thread; a testcase's
+/// run() drives the GPUs and is called from one thread at a time (it times with the devices to
+/// itself). Results are plain values owned by the caller.
 
 #include <cstddef>
 #include <cstdint>
@@ -19,9 +22,10 @@ namespace gpupeer {
 
 /// Median, min and max of samples. Empty input gives zeros.
 struct Stats {
-  double median = 0, min = 0, max = 0;
-  int samples = 0;
+  double median = 0, min = 0, max = 0;  ///< of the samples, in the caller's unit
+  int samples = 0;                      ///< 0: nothing was measured
 };
+/// The median, min and max of `values` (taken by value: it is sorted). Pure.
 Stats summarize(std::vector<double> values);
 
 /// GB/s of transfers of `bytesEach` that started together and took `seconds` each: all the
@@ -37,6 +41,7 @@ Result<std::vector<std::size_t>> sweepSizes(std::size_t begin, std::size_t end, 
 /// "512 MiB", "8 KiB", "100 B".
 std::string formatBytes(std::size_t bytes);
 
+/// What a testcase measures: GB/s (higher is better) or microseconds (lower is better).
 enum class BenchKind { kBandwidth, kLatency };
 
 /// One measured cell of a testcase.
@@ -50,22 +55,24 @@ struct BenchCell {
   std::string note;            ///< "waived: ...", "FAIL: ...", flags
 };
 
+/// Everything one testcase (or one sweep) measured; a plain value owned by the caller.
 struct BenchResult {
-  std::string key;
-  std::string description;
-  BenchKind kind = BenchKind::kBandwidth;
-  std::vector<BenchCell> cells;
-  std::string waived;  ///< non-empty when the testcase could not run here, with why
-  std::string error;   ///< non-empty when it failed
-  double sum() const;  ///< sum of cell medians (the "SUM" line)
+  std::string key;                         ///< the testcase's key ("ce_write"), or "<key>_<path>_sweep"
+  std::string description;                 ///< the testcase's description
+  BenchKind kind = BenchKind::kBandwidth;  ///< the unit of the cells
+  std::vector<BenchCell> cells;            ///< one per pair (matrix) or per size (sweep)
+  std::string waived;                      ///< non-empty when the testcase could not run here, with why
+  std::string error;                       ///< non-empty when it failed
+  double sum() const;                      ///< sum of cell medians (the "SUM" line)
 };
 
+/// How to measure; the defaults are nvbandwidth's.
 struct BenchOptions {
-  std::size_t bytes = 512u << 20;  ///< per copy; nvbandwidth's default
-  int samples = 3;                 ///< timed samples; median reported
-  int copiesPerSample = 8;         ///< copies in each timed batch
-  int warmups = 1;
-  bool verify = true;
+  std::size_t bytes = 512u << 20;            ///< per copy; nvbandwidth's default
+  int samples = 3;                           ///< timed samples; median reported
+  int copiesPerSample = 8;                   ///< copies in each timed batch
+  int warmups = 1;                           ///< untimed batches before the samples
+  bool verify = true;                        ///< check the data after timing (a wrong byte makes the cell FAIL)
   int smBlocksPerSm = 2;                     ///< grid of the vector SM copy kernel
   bool smBulk = false;                       ///< SM copies by Hopper bulk copies instead of 16-byte vectors
   std::vector<int> devices;                  ///< empty: all
@@ -76,12 +83,15 @@ struct BenchOptions {
 
 /// A testcase: a key users type, a description, and a run function that may waive itself.
 struct BenchTestcase {
-  std::string key;
-  std::string description;
-  BenchKind kind;
+  std::string key;          ///< what users type after -t ("ce_write")
+  std::string description;  ///< one line for --list
+  BenchKind kind;           ///< bandwidth or latency
+  /// Measures on the snapshot's GPUs; waives itself (BenchResult::waived) where it cannot run.
   BenchResult (*run)(const Snapshot&, const BenchOptions&);
 };
+/// Every testcase, in the order `gpupeer bench` runs them. Static data; any thread.
 const std::vector<BenchTestcase>& benchTestcases();
+/// The testcase with this key, or nullptr. The pointer is into static data.
 const BenchTestcase* findBenchTestcase(const std::string& key);
 
 /// Share of `theoreticalGBps` below which a figure is marked low.
@@ -92,11 +102,16 @@ inline constexpr double kBenchLowShare = 0.70;
 BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string& key, int src, int dst,
                      const std::vector<std::size_t>& sizes);
 
+/// A matrix testcase as text: a src x dst table of medians with % of the link, then notes.
 std::string renderBenchText(const BenchResult& r, int gpuCount);
+/// A sweep as text: one row per size.
 std::string renderSweepText(const BenchResult& r);
 /// Several sweeps of one pair (e.g. one per path) in one table, a column each.
 std::string renderSweepsSideBySide(const std::vector<BenchResult>& sweeps);
+/// One JSON object and a newline (`bench --json`): testcase, unit, date, host, GPUs, driver and
+/// per cell label, src, dst, bytes, median, min, max, samples, verified, percentOfLink, note.
 std::string benchToJsonLine(const BenchResult& r, const Snapshot& s);
+/// CSV rows of the cells, with the column header first when `header`.
 std::string benchToCsv(const BenchResult& r, bool header);
 
 }  // namespace gpupeer

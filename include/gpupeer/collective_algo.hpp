@@ -2,7 +2,7 @@
 /// \file collective_algo.hpp
 /// Which algorithm a collective uses, chosen by size, rank count and whether P2P works, from a
 /// table of measured crossover points kept as data (`algorithmTable()`), and overridable with
-/// GPUPEER_ALGO. Pure: tested without a GPU.
+/// GPUPEER_ALGO. Pure: tested without a GPU; any thread.
 
 #include <cstddef>
 #include <string>
@@ -13,6 +13,7 @@
 
 namespace gpupeer {
 
+/// The ways gpupeer can carry out a collective.
 enum class CollAlgo {
   kOneShot,  ///< one SM kernel: push to peers' scratch, flag barrier, finish locally
   kTwoShot,  ///< all-reduce as reduce-scatter then all-gather (each by its own choice)
@@ -49,10 +50,10 @@ Result<CollAlgo> parseCollAlgo(const std::string& text);
 /// rank (the size column of the table) use `algo`. Rows are searched in order; the first
 /// match wins. upToBytes == 0 means no upper bound.
 struct AlgoRule {
-  CollOp op;
-  int minRanks, maxRanks;
-  std::size_t upToBytes;
-  CollAlgo algo;
+  CollOp op;               ///< the operation this row is for
+  int minRanks, maxRanks;  ///< GPU counts it covers, inclusive
+  std::size_t upToBytes;   ///< largest size column it covers; 0: no bound
+  CollAlgo algo;           ///< what those messages use
 };
 
 /// The built-in table, from measured crossovers (docs/collectives.md gives each row's reason and log).

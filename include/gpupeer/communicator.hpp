@@ -28,6 +28,7 @@
 
 namespace gpupeer {
 
+/// Sizes of the communicator's scratch memory and steps; the defaults are the measured ones.
 struct CommunicatorOptions {
   /// One-shot scratch per rank: 2 x ranks slots of this size. Larger one-shot messages go in
   /// pieces. (Beside it, where every pair is joined by NVLink, the 128-byte lines' 2 x ranks
@@ -44,7 +45,7 @@ struct CommunicatorOptions {
   /// ringSpreadChunkBytes (GPUPEER_RING_SPREAD_CHUNK). Each chunk costs ~5-8 us of signalling
   /// on 4x H200 (176d235:bench/results/2026-11-22-h200x4-s5-ring).
   std::size_t ringChunkBytes = 8u << 20;
-  std::size_t ringSpreadChunkBytes = 32u << 20;
+  std::size_t ringSpreadChunkBytes = 32u << 20;  ///< see ringChunkBytes
   /// The chain kernel's step per block, broadcast (GPUPEER_CHAIN_STEP) and reduce
   /// (GPUPEER_CHAIN_REDUCE_STEP; a multiple of 16): a rank forwards a step once it has
   /// arrived, so the far end waits about ranks - 1 steps of the whole grid, and each step
@@ -53,11 +54,15 @@ struct CommunicatorOptions {
   /// message would take more than 4000 steps per block; a reduce's also kept within the
   /// one-shot scratch (two steps per block at least).
   std::size_t chainStepBytes = 32u << 10;
-  std::size_t chainReduceStepBytes = 64u << 10;
+  std::size_t chainReduceStepBytes = 64u << 10;  ///< see chainStepBytes
   /// The algorithm override; by default GPUPEER_ALGO's value at create().
   std::string algorithm = "from-environment";
 };
 
+/// Collectives over a fixed set of GPUs of this process. Owns its scratch memory, signals,
+/// streams and events (freed by the destructor, which must not run while operations are still
+/// in flight: synchronise the streams first). Buffers and streams stay the caller's. One thread
+/// at a time may call it; operations are ordered on the streams they are given.
 class Communicator {
  public:
   /// A communicator over `devices` (rank i is devices[i]; 2 to kMaxCommRanks GPUs). Enables
@@ -67,9 +72,9 @@ class Communicator {
                                                       const CommunicatorOptions& options = {});
   ~Communicator();
 
-  int ranks() const;
-  int device(int rank) const;
-  bool p2p() const;
+  int ranks() const;           ///< number of GPUs
+  int device(int rank) const;  ///< CUDA ordinal of `rank`
+  bool p2p() const;            ///< whether every pair has peer access (else copies are staged)
   /// "P2P between all 2 GPUs" or why the copies are staged through host memory.
   const std::string& transport() const;
   /// The algorithm an operation of `bytes` (nccl-tests' size column) would take on buffers
@@ -110,7 +115,7 @@ class Communicator {
   /// barrier within 10 s, else ok. Clears the record.
   Status checkBarriers();
 
-  struct Impl;
+  struct Impl;  ///< private state (public only so the algorithms' files can reach it)
 
  private:
   explicit Communicator(std::unique_ptr<Impl> impl);

@@ -1,7 +1,8 @@
 #pragma once
 /// \file doctor.hpp
 /// Rules over a Snapshot (and, when GPUs were used, over measurements) that say what is
-/// wrong with P2P on this machine and which KB entry explains it. Rules are pure functions.
+/// wrong with P2P on this machine and which KB entry explains it. Rules are pure functions;
+/// diagnose() and the rule list may be used from any thread. Reports are values owned by the caller.
 
 #include <map>
 #include <optional>
@@ -14,39 +15,42 @@
 
 namespace gpupeer {
 
+/// How bad a finding is: kError breaks P2P or its data, kWarning costs performance.
 enum class Severity { kInfo = 0, kWarning = 1, kError = 2 };
 const char* severityName(Severity s);  ///< "info", "warning", "error"
 
+/// One thing the doctor found.
 struct Finding {
-  std::string rule;  ///< the rule that made it ("pcie-downtrained")
-  Severity severity = Severity::kInfo;
-  std::string title;     ///< one line
-  std::string evidence;  ///< numbers and pairs
-  std::string kbId;      ///< the KB entry that explains it ("" if none)
+  std::string rule;                     ///< the rule that made it ("pcie-downtrained")
+  Severity severity = Severity::kInfo;  ///< how bad
+  std::string title;                    ///< one line
+  std::string evidence;                 ///< numbers and pairs
+  std::string kbId;                     ///< the KB entry that explains it ("" if none)
 };
 
 /// What the GPU actions measured, when they ran. Keys are (src, dst).
 struct Measurements {
-  std::optional<CheckReport> check;
+  std::optional<CheckReport> check;                      ///< the P2P data check, when it ran
   std::map<std::pair<int, int>, double> copyEngineGBps;  ///< one direction, copy engine
   std::vector<std::string> notRun;                       ///< GPU actions that could not run, with why
 };
 
 /// One rule: reads the snapshot (and measurements when non-null) and appends findings.
 struct DoctorRule {
-  std::string name;
+  std::string name;    ///< shown as Finding::rule
   std::string family;  ///< p2p, nvlink, pcie, numa, driver, env, perf
-  void (*apply)(const Snapshot&, const Measurements*, std::vector<Finding>&);
+  void (*apply)(const Snapshot&, const Measurements*, std::vector<Finding>&);  ///< the rule itself; pure
 };
 
 /// Every rule, in report order.
 const std::vector<DoctorRule>& doctorRules();
 
+/// The doctor's answer: a verdict, the findings and what could not be checked.
 struct DoctorReport {
-  std::string verdict;            ///< the one-line summary printed first
-  std::vector<Finding> findings;  ///< worst first
-  std::vector<std::string> notRun;
-  Severity worst() const;
+  std::string verdict;              ///< the one-line summary printed first
+  std::vector<Finding> findings;    ///< worst first
+  std::vector<std::string> notRun;  ///< checks left out here, with why
+  Severity worst() const;           ///< the most severe finding's severity (kInfo when none)
 };
 
 /// Applies every rule. `measured` is null offline (snapshot file), and the report says which

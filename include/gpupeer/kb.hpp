@@ -20,48 +20,48 @@ namespace gpupeer {
 
 /// Something users try that does not help for this cause.
 struct KbDeadEnd {
-  std::string action;  ///< may be empty in seed entries; whyFails then says it all
-  std::string whyFails;
-  double failRate = 0;    ///< 0..1
-  std::string condition;  ///< when this applies; empty = always
-  std::vector<std::string> sources;
+  std::string action;                ///< may be empty in seed entries; whyFails then says it all
+  std::string whyFails;              ///< why it does not help
+  double failRate = 0;               ///< 0..1
+  std::string condition;             ///< when this applies; empty = always
+  std::vector<std::string> sources;  ///< where this was reported (URLs)
 };
 
 /// Something that fixes or works around the failure.
 struct KbWorkaround {
-  std::string action;      ///< what to do, in words
-  std::string how;         ///< the exact commands or code; may be empty
-  double successRate = 0;  ///< 0..1
-  std::string condition;
-  std::vector<std::string> sources;
+  std::string action;                ///< what to do, in words
+  std::string how;                   ///< the exact commands or code; may be empty
+  double successRate = 0;            ///< 0..1
+  std::string condition;             ///< when this applies; empty = always
+  std::vector<std::string> sources;  ///< where this was reported (URLs)
 };
 
 /// An edge of the transition graph: another KB id with how likely / when.
 struct KbTransition {
-  std::string id;
+  std::string id;          ///< the other entry
   double probability = 0;  ///< 0 when the source gives none (confusions)
   std::string condition;   ///< canon "distinction" for confusions
 };
 
 /// One known failure. Field names follow the seed schema (snake_case there, camelCase here).
 struct KbEntry {
-  std::string id;         ///< "cuda/peer-access-unsupported-by-hardware"
-  std::string signature;  ///< a typical message, verbatim
-  std::string regex;      ///< RE2 syntax, searched unanchored in each log line
-  std::string domain;
-  std::string category;
-  std::string rootCause;
-  std::string errorCode;  ///< "cudaErrorPeerAccessUnsupported"; may be empty
-  std::vector<KbDeadEnd> deadEnds;
-  std::vector<KbWorkaround> workarounds;
-  std::vector<KbTransition> leadsTo;
-  std::vector<KbTransition> precededBy;
-  std::vector<KbTransition> confusedWith;
-  std::vector<std::string> tags;
-  double confidence = 0;
-  double fixSuccessRate = 0;
-  std::string officialDocUrl;
-  std::string sourceFile;  ///< the file it was loaded from ("" when built in code)
+  std::string id;                          ///< "cuda/peer-access-unsupported-by-hardware"
+  std::string signature;                   ///< a typical message, verbatim
+  std::string regex;                       ///< RE2 syntax, searched unanchored in each log line
+  std::string domain;                      ///< "cuda", "nccl", "driver", "platform", ...
+  std::string category;                    ///< a finer grouping within the domain
+  std::string rootCause;                   ///< what is really wrong, in words
+  std::string errorCode;                   ///< "cudaErrorPeerAccessUnsupported"; may be empty
+  std::vector<KbDeadEnd> deadEnds;         ///< what not to try
+  std::vector<KbWorkaround> workarounds;   ///< what to try, in file order
+  std::vector<KbTransition> leadsTo;       ///< failures this one tends to cause next
+  std::vector<KbTransition> precededBy;    ///< failures that tend to come before it
+  std::vector<KbTransition> confusedWith;  ///< look-alikes, with how to tell them apart
+  std::vector<std::string> tags;           ///< free labels ("wrapper" sets `wrapper`)
+  double confidence = 0;                   ///< 0..1: how sure the entry is of its root cause
+  double fixSuccessRate = 0;               ///< 0..1: share of reports the workarounds fixed
+  std::string officialDocUrl;              ///< vendor documentation, when there is one
+  std::string sourceFile;                  ///< the file it was loaded from ("" when built in code)
   /// Tagged "wrapper": a generic message that wraps the real cause ("unhandled cuda error").
   /// Ranked after every specific entry that matched the same log.
   bool wrapper = false;
@@ -83,7 +83,7 @@ Result<KbEntry> kbEntryFromJson(const nlohmann::json& doc, std::string sourceFil
 /// between threads.
 class KnowledgeBase {
  public:
-  KnowledgeBase() = default;
+  KnowledgeBase() = default;  ///< empty
 
   /// Loads every *.json under each directory, recursively (schema.json is skipped), in sorted
   /// path order. A file that is not valid JSON, is not an entry, has a regex RE2 cannot
@@ -104,8 +104,8 @@ class KnowledgeBase {
   /// The entry with this id, or nullptr. Pointers into a KnowledgeBase stay valid until it
   /// is destroyed or added to (moving it keeps them valid).
   const KbEntry* find(std::string_view id) const;
-  const std::vector<KbEntry>& entries() const { return entries_; }
-  std::size_t size() const { return entries_.size(); }
+  const std::vector<KbEntry>& entries() const { return entries_; }  ///< in load order
+  std::size_t size() const { return entries_.size(); }              ///< number of entries
 
  private:
   std::vector<KbEntry> entries_;
@@ -151,9 +151,9 @@ class KbMatcher {
   /// Compiles all regexes into one set; an error only if RE2 rejects the set as a whole.
   static Result<KbMatcher> build(const KnowledgeBase& kb);
 
-  KbMatcher(KbMatcher&&) noexcept;
-  KbMatcher& operator=(KbMatcher&&) noexcept;
-  ~KbMatcher();
+  KbMatcher(KbMatcher&&) noexcept;             ///< takes the compiled set over
+  KbMatcher& operator=(KbMatcher&&) noexcept;  ///< takes the compiled set over
+  ~KbMatcher();                                ///< frees the compiled set
 
   /// Entries whose regex matches one already-normalised line, in KB order.
   std::vector<const KbEntry*> matchLine(std::string_view line) const;

@@ -4,6 +4,7 @@
 /// buffers and streams, one process driving all GPUs (ncclCommInitAll). Every collective that
 /// gpupeer offers, with the same count conventions as `Communicator`, and NCCL's symmetric
 /// registered windows (ncclMemAlloc + ncclCommWindowRegister) so NCCL can be measured at its best.
+/// One thread at a time may call an NcclBaseline, as for a Communicator.
 
 #include <cuda_runtime_api.h>
 
@@ -17,6 +18,8 @@
 
 namespace gpupeer {
 
+/// NCCL communicators over a set of GPUs of this process (one per GPU), owned and destroyed
+/// with the object; the library handle stays open for the process.
 class NcclBaseline {
  public:
   /// kUnsupported with the dlopen reason when libnccl.so.2 is missing.
@@ -28,7 +31,7 @@ class NcclBaseline {
   /// One rank of a communicator whose ranks are separate processes (ncclCommInitRank), on
   /// `device`; run() then takes this rank's buffer and stream alone (vectors of one).
   static Result<std::unique_ptr<NcclBaseline>> openRank(int nranks, const Id& id, int rank, int device);
-  ~NcclBaseline();
+  ~NcclBaseline();  ///< releases the windows and destroys the communicators
 
   /// One collective over all ranks in one NCCL group. `count` as in Communicator: all-reduce,
   /// broadcast, reduce, sendrecv: elements per rank; all-gather: elements each rank sends;
@@ -42,9 +45,9 @@ class NcclBaseline {
   /// or by releaseWindows(). One set at a time: a second call releases the first.
   /// kUnsupported when this NCCL lacks the calls (before 2.27).
   Result<std::vector<void*>> allocateWindows(std::size_t bytes);
-  void releaseWindows();
+  void releaseWindows();  ///< deregisters and frees the windows of allocateWindows()
 
-  std::string version() const;
+  std::string version() const;  ///< "2.28.3", from ncclGetVersion
 
   struct Impl;
 

@@ -2,7 +2,7 @@
 /// \file pattern.hpp
 /// Known-answer data for every transfer gpupeer verifies: a seeded, never-zero byte stream,
 /// so an unwritten (zero-filled) byte, a stale byte from another test or a shifted copy all
-/// show up as mismatches. Computable on host and device alike.
+/// show up as mismatches. Computable on host and device alike. Pure; any thread.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +16,7 @@
 
 namespace gpupeer {
 
+/// SplitMix64's output function: a well-mixed 64-bit value for each input.
 GPUPEER_HOST_DEVICE inline std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -38,11 +39,12 @@ inline std::uint64_t transferSeed(int src, int dst, std::uint64_t salt) {
 /// Fills `out` with bytes [start, start + n) of the stream.
 void fillPattern(std::uint8_t* out, std::size_t n, std::uint64_t seed, std::uint64_t start = 0);
 
+/// Where a checked range first differs from what it should hold.
 struct Mismatch {
-  std::size_t offset;  ///< from the start of the checked range
-  std::uint8_t expected;
-  std::uint8_t actual;
-  std::size_t count;  ///< mismatching bytes in the range
+  std::size_t offset;     ///< from the start of the checked range
+  std::uint8_t expected;  ///< the byte that should be there
+  std::uint8_t actual;    ///< the byte found
+  std::size_t count;      ///< mismatching bytes in the range
 };
 
 /// The first byte of `data` that differs from the stream (bytes [start, start + n)), with the

@@ -17,6 +17,7 @@ class PeerAccess {
   /// accessor). "Already enabled" (by us or by another library) is success. Unsupported pairs
   /// return kUnsupported with cudaErrorPeerAccessUnsupported and its KB id.
   Status enable(int accessor, int owner);
+  /// Whether enable(accessor, owner) has succeeded in this process.
   bool isEnabled(int accessor, int owner) const;
 
   /// The process-wide instance (CUDA's peer state is per process too).

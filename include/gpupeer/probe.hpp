@@ -2,6 +2,8 @@
 /// \file probe.hpp
 /// The only code that reads the machine: CUDA runtime, NVML (opened at run time), sysfs,
 /// /proc and the environment. Anything it cannot read becomes an unknown with the reason.
+/// probeMachine may be called from any thread (CUDA and NVML calls are thread-safe); each call
+/// returns its own Snapshot.
 
 #include <string>
 
@@ -9,6 +11,7 @@
 
 namespace gpupeer {
 
+/// What to read; the defaults read the real machine.
 struct ProbeOptions {
   /// Prefix for every /sys and /proc read ("" on a real machine; a fake tree in tests).
   std::string fsRoot;

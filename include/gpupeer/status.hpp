@@ -1,7 +1,8 @@
 #pragma once
 /// \file status.hpp
 /// Errors as values. Every fallible library call returns a Status or a Result<T>;
-/// nothing throws across the public API and nothing exits.
+/// nothing throws across the public API and nothing exits. Status and Result are values: each
+/// object is used by one thread at a time, copies are independent.
 
 #include <memory>
 #include <optional>
@@ -40,8 +41,11 @@ const char* errorCodeName(ErrorCode code);
 class Status {
  public:
   Status() = default;  ///< success
+  /// A failure of kind `code`; `message` says what failed, in words.
   Status(ErrorCode code, std::string message) : code_(code) { details().message = std::move(message); }
+  /// Copies the details (errors are rare, so the allocation does not matter).
   Status(const Status& other) : code_(other.code_), details_(copyOf(other.details_)) {}
+  /// Copies the details.
   Status& operator=(const Status& other) {
     if (this != &other) {
       code_ = other.code_;
@@ -49,39 +53,49 @@ class Status {
     }
     return *this;
   }
-  Status(Status&&) noexcept = default;
-  Status& operator=(Status&&) noexcept = default;
+  Status(Status&&) noexcept = default;             ///< takes the details over
+  Status& operator=(Status&&) noexcept = default;  ///< takes the details over
   ~Status() = default;
 
-  static Status ok() { return {}; }
-  bool isOk() const { return code_ == ErrorCode::kOk; }
-  ErrorCode code() const { return code_; }
-  const std::string& message() const { return details_ ? details_->message : noText(); }
+  static Status ok() { return {}; }                                                       ///< success
+  bool isOk() const { return code_ == ErrorCode::kOk; }                                   ///< success?
+  ErrorCode code() const { return code_; }                                                ///< the kind of failure
+  const std::string& message() const { return details_ ? details_->message : noText(); }  ///< what failed
 
   // Context, added fluently at the failure site: Status(...).withCall("cudaMalloc").withDevice(0)
+  /// The API function that failed ("cudaMalloc").
   Status& withCall(std::string call) {
     details().call = std::move(call);
     return *this;
   }
+  /// A device involved, by ordinal and PCI bus id (may be called once per device).
   Status& withDevice(int ordinal, std::string busId = {});
+  /// The API's own error name and text ("cudaErrorPeerAccessUnsupported", its message).
   Status& withApiError(std::string name, std::string text) {
     details().apiErrorName = std::move(name);
     details().apiErrorText = std::move(text);
     return *this;
   }
+  /// Where in gpupeer the failure was seen (GPUPEER_ERROR adds it).
   Status& withLocation(const char* file, int line);
+  /// The KB entry that explains the failure (`gpupeer explain` takes the id).
   Status& withKbId(std::string id) {
     details().kbId = std::move(id);
     return *this;
   }
 
-  const std::string& call() const { return details_ ? details_->call : noText(); }
+  // The context added above; empty when none was. References into this Status.
+  const std::string& call() const { return details_ ? details_->call : noText(); }  ///< see withCall
+  /// Ordinals of the devices involved, in the order added.
   const std::vector<int>& devices() const { return details_ ? details_->devices : noDevices(); }
+  /// Their bus ids, parallel to devices().
   const std::vector<std::string>& busIds() const { return details_ ? details_->busIds : noBusIds(); }
+  /// The API's error name ("cudaErrorPeerAccessUnsupported").
   const std::string& apiErrorName() const { return details_ ? details_->apiErrorName : noText(); }
+  /// The API's error text.
   const std::string& apiErrorText() const { return details_ ? details_->apiErrorText : noText(); }
-  const std::string& location() const { return details_ ? details_->location : noText(); }
-  const std::string& kbId() const { return details_ ? details_->kbId : noText(); }
+  const std::string& location() const { return details_ ? details_->location : noText(); }  ///< "file:line"
+  const std::string& kbId() const { return details_ ? details_->kbId : noText(); }          ///< see withKbId
 
   /// One line for humans: "cuda: cudaDeviceEnablePeerAccess on device 0 (0000:18:00.0):
   /// cudaErrorPeerAccessUnsupported (peer access is not supported ...) [kb: ...] at file:line".
@@ -117,13 +131,16 @@ class Status {
 template <class T>
 class Result {
  public:
-  Result(T value) : data_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  /// A value. Implicit, so a function returning Result<T> can `return value;`.
+  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  /// A failure (must not be ok). Implicit, so `return status;` works.
   Result(Status status) : data_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
-  bool isOk() const { return std::holds_alternative<T>(data_); }
+  bool isOk() const { return std::holds_alternative<T>(data_); }  ///< holds a value?
+  /// The value; only when isOk() (std::bad_variant_access otherwise: a bug in the caller).
   const T& value() const& { return std::get<T>(data_); }
-  T& value() & { return std::get<T>(data_); }
-  T&& value() && { return std::get<T>(std::move(data_)); }
+  T& value() & { return std::get<T>(data_); }               ///< as above, mutable
+  T&& value() && { return std::get<T>(std::move(data_)); }  ///< as above, moved out
   /// The failure; Status::ok() when there is a value.
   Status status() const { return isOk() ? Status::ok() : std::get<Status>(data_); }
 

@@ -16,6 +16,7 @@
 
 namespace gpupeer {
 
+/// How a copy travels.
 enum class Path {
   kAuto,        ///< the engine decides (see choosePath)
   kCopyEngine,  ///< cudaMemcpyPeerAsync / cudaMemcpyAsync with peer access enabled
@@ -30,18 +31,19 @@ Result<Path> parsePath(const std::string& text);
 inline constexpr int kHost = -1;
 
 /// One copy of `bytes` from (src, srcDevice) to (dst, dstDevice).
+/// Pointers are the caller's and must stay valid until the copy has run on the stream.
 struct CopyRequest {
-  void* dst = nullptr;
-  int dstDevice = 0;
-  const void* src = nullptr;
-  int srcDevice = 0;
-  std::size_t bytes = 0;
+  void* dst = nullptr;        ///< destination, device memory of dstDevice or host memory
+  int dstDevice = 0;          ///< CUDA ordinal or kHost
+  const void* src = nullptr;  ///< source, device memory of srcDevice or host memory
+  int srcDevice = 0;          ///< CUDA ordinal or kHost
+  std::size_t bytes = 0;      ///< 0 is a no-op
 };
 
 /// The path a copy takes and why, in words.
 struct PathChoice {
-  Path path = Path::kCopyEngine;
-  std::string reason;
+  Path path = Path::kCopyEngine;  ///< never kAuto
+  std::string reason;             ///< "P2P over NV18", "GPUPEER_P2P_DISABLE=1", ...
 };
 
 /// Chooses the path for src -> dst (kHost allowed) from the snapshot's P2P facts and the
@@ -55,6 +57,7 @@ Result<PathChoice> choosePath(const Snapshot& s, int srcDevice, int dstDevice, P
 /// for non-empty copies, and on one device no overlap between source and destination ranges.
 Status validateCopyRequest(const CopyRequest& r, int deviceCount);
 
+/// The staged pipeline's buffers and the pointer check.
 struct TransferOptions {
   std::size_t stagingChunkBytes = 8u << 20;  ///< per pinned buffer
   int stagingBuffers = 3;                    ///< per ordered pair; the pipeline's depth
@@ -66,7 +69,10 @@ struct TransferOptions {
 /// caller stream are ordered like any stream work, and capturable in a CUDA graph.
 class TransferEngine {
  public:
+  /// An engine for the GPUs of `s` (copied; the snapshot decides each pair's path). Allocates
+  /// nothing until the first copy.
   static Result<std::unique_ptr<TransferEngine>> create(const Snapshot& s, TransferOptions options = {});
+  /// Frees streams, events and staging memory; copies still in flight must be waited for first.
   ~TransferEngine();
 
   /// Enqueues one copy after the work already on `stream` (work enqueued on it later starts
@@ -79,6 +85,7 @@ class TransferEngine {
   /// single-copy paths otherwise. Ordered after `stream` like copy().
   Status copyBatch(const std::vector<CopyRequest>& requests, cudaStream_t stream, PathChoice* taken = nullptr);
 
+  /// The snapshot the engine decides from (its own copy, alive as long as the engine).
   const Snapshot& snapshot() const;
 
  private:

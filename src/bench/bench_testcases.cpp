@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "bench/bench_device.hpp"
+#include "core/nvtx_range.hpp"
 #include "gpupeer/topology.hpp"
 
 namespace gpupeer {
@@ -63,6 +64,7 @@ BenchResult pairwise(const Snapshot& s, const BenchOptions& o, const char* key, 
       }
       std::vector<Transfer> t = {{a, b}};
       if (bidir) t.push_back({b, a});
+      NvtxRange range("bench {} GPU{}{}GPU{} {}", key, a, bidir ? "<->" : "->", b, formatBytes(o.bytes));
       addCells(r, bench::measureTransfers(s, o, setup, t, o.bytes), a, b);
     }
   }
@@ -199,6 +201,7 @@ BenchResult latency(const Snapshot& s, const BenchOptions& o, const char* key) {
         r.cells.push_back(c);
         continue;
       }
+      NvtxRange range("bench {} {}", key, c.label);
       // Pointer chase: GPU b (row's peer) loads from GPU a's memory; the row names the memory owner.
       Result<Stats> v = k == "latency_chase"      ? bench::measurePointerChase(o, b, a)
                         : k == "latency_pingpong" ? bench::measurePingPong(o, a, b)
@@ -295,6 +298,7 @@ BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string
     BenchOptions sized = o;
     // Small transfers need more copies per batch to rise above event resolution.
     sized.copiesPerSample = bytes < (1u << 20) ? 64 : bytes < (64u << 20) ? 16 : o.copiesPerSample;
+    NvtxRange range("bench {} sweep GPU{}->GPU{} {}", r.key, src, dst, formatBytes(bytes));
     auto cells = bench::measureTransfers(s, sized, setup, {{src, dst}}, bytes);
     BenchCell c = cells.isOk() ? cells.value()[0] : noteCell(src, dst, "", "FAIL: " + cells.status().toString());
     c.label = formatBytes(bytes);

@@ -9,6 +9,7 @@
 
 #include "bench/bench_device.hpp"
 #include "bench/gated_timer.hpp"
+#include "core/nvtx_range.hpp"
 #include "cuda/copy_kernels.cuh"
 #include "cuda/cuda_status.hpp"
 #include "cuda/device_memory.hpp"
@@ -195,6 +196,8 @@ Result<std::vector<BenchCell>> measureTransfers(const Snapshot& s, const BenchOp
   }
   std::vector<std::vector<double>> gbps(lanes.size());
   for (int sample = 0; sample < o.samples; ++sample) {
+    NvtxRange range("bench sample {} of {}: {} x {} B on {} lane(s)", sample + 1, o.samples, o.copiesPerSample, bytes,
+                    lanes.size());
     auto r = timer.time(timed, o.copiesPerSample);
     if (!r.isOk()) return r.status();
     // A transfer takes as long as its slowest part.

@@ -10,6 +10,7 @@
 #include "comm/communicator_impl.hpp"
 #include "comm/line128_rules.hpp"
 #include "comm/line_grid.hpp"
+#include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/driver_entry.hpp"
 #include "cuda/one_shot_kernels.cuh"
@@ -443,6 +444,9 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
                                        collOpName(op)));
     chosen = CollAlgo::kOneShot;
   }
+  // Covers the enqueueing on every rank; Nsight projects it onto the GPU work it launched.
+  NvtxRange range("{} {} {} by {}", collOpName(op), formatBytes(collectiveBytes(op, count, type, impl_->n())),
+                  dataTypeName(type), collAlgoName(chosen));
   int previous = 0;
   cudaGetDevice(&previous);
   Status st = runChecked(*impl_, q, chosen);

@@ -20,6 +20,14 @@ std::vector<std::string> components(const std::string& path) {
 
 }  // namespace
 
+std::string pcieSwitchOf(const std::string& sysfsPath) {
+  std::vector<std::string> parts = components(sysfsPath);
+  // host bridge, root port, switch upstream port, switch downstream port, device: a switch
+  // needs at least three bridges between the host bridge and the device.
+  if (parts.size() < 5) return "";
+  return parts[parts.size() - 3];
+}
+
 std::string classifyPciPath(const std::string& sysfsA, const std::string& sysfsB, const Known<int>& numaA,
                             const Known<int>& numaB) {
   std::vector<std::string> a = components(sysfsA), b = components(sysfsB);

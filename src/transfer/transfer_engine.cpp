@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/nvtx_range.hpp"
 #include "cuda/batch_copy_kernel.cuh"
 #include "cuda/copy_kernels.cuh"
 #include "cuda/cuda_status.hpp"
@@ -11,6 +12,21 @@
 #include "gpupeer/peer_access.hpp"
 #include "gpupeer/transfer.hpp"
 #include "transfer/staged_pipeline.hpp"
+
+namespace gpupeer {
+/// A copy's endpoint in an NVTX range name ("GPU1", "host"), formatted only when a tool records it.
+struct Endpoint {
+  int device;
+};
+}  // namespace gpupeer
+
+template <>
+struct fmt::formatter<gpupeer::Endpoint> : fmt::formatter<std::string_view> {
+  auto format(gpupeer::Endpoint e, format_context& ctx) const {
+    return e.device == gpupeer::kHost ? fmt::format_to(ctx.out(), "host")
+                                      : fmt::format_to(ctx.out(), "GPU{}", e.device);
+  }
+};
 
 namespace gpupeer {
 
@@ -183,6 +199,8 @@ Status TransferEngine::copy(const CopyRequest& r, cudaStream_t stream, Path path
   }
   GPUPEER_TRACE("copy {} B GPU{} -> GPU{} by {}: {}", r.bytes, r.srcDevice, r.dstDevice, pathName(choice.value().path),
                 choice.value().reason);
+  NvtxRange range("copy {} B {} -> {} by {}", r.bytes, Endpoint{r.srcDevice}, Endpoint{r.dstDevice},
+                  pathName(choice.value().path));
   return impl_->copyOne(r, stream, choice.value(), caller.get());
 }
 
@@ -209,6 +227,7 @@ Status TransferEngine::copyBatch(const std::vector<CopyRequest>& requests, cudaS
       others.push_back({&r, choice.value()});
   }
   const int callerDevice = caller.get();
+  NvtxRange range("copy batch of {} requests", requests.size());
   int launches = 0;
   for (auto& [device, copies] : bySource) {
     cudaStream_t s = stream;
