@@ -75,7 +75,9 @@ bool kbMatchRanksBefore(const KbMatch& a, const KbMatch& b) {
   return a.entry->id < b.entry->id;
 }
 
-Result<KbScan> KbMatcher::scan(std::istream& in) const {
+Result<KbScan> KbMatcher::scan(std::istream& in) const { return scan(in, LineObserver{}); }
+
+Result<KbScan> KbMatcher::scan(std::istream& in, const LineObserver& onLine) const {
   const std::vector<KbEntry>& entries = impl_->kb->entries();
   std::vector<KbMatch> found(entries.size());
   std::vector<std::uint64_t> lastCounted(entries.size(), 0);  // line numbers start at 1
@@ -85,6 +87,7 @@ Result<KbScan> KbMatcher::scan(std::istream& in) const {
   std::uint64_t lineNumber = 0;
   while (reader.next(piece, lineNumber)) {
     kb_detail::normaliseLogLineInto(piece, line);
+    if (onLine) onLine(line, lineNumber);
     impl_->matchIndices(line, indices);
     for (int i : indices) {
       KbMatch& m = found[i];
@@ -110,9 +113,11 @@ Result<KbScan> KbMatcher::scan(std::istream& in) const {
   return scan;
 }
 
-KbScan KbMatcher::scanText(std::string_view text) const {
+KbScan KbMatcher::scanText(std::string_view text) const { return scanText(text, LineObserver{}); }
+
+KbScan KbMatcher::scanText(std::string_view text, const LineObserver& onLine) const {
   std::istringstream in{std::string(text)};
-  Result<KbScan> scan = this->scan(in);
+  Result<KbScan> scan = this->scan(in, onLine);
   return scan.isOk() ? std::move(scan).value() : KbScan{};  // a string stream does not fail
 }
 
