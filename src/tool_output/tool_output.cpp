@@ -1,0 +1,81 @@
+// The parsers as one reader, and how `explain` shows what they found.
+#include "gpupeer/tool_output.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gpupeer/kb.hpp"
+#include "tool_output/parsers.hpp"
+
+namespace gpupeer {
+
+std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers() {
+  using namespace tool_output;
+  std::vector<std::unique_ptr<ToolOutputParser>> out;
+  out.push_back(makeTopoLinksParser());
+  out.push_back(makeTopoP2pParser());
+  out.push_back(makeNvlinkStatusParser());
+  out.push_back(makeDcgmiNvlinkParser());
+  out.push_back(makeSimpleP2pParser());
+  out.push_back(makeP2pBandwidthParser());
+  out.push_back(makeNcclTestsParser());
+  out.push_back(makeNcclTransportParser());
+  return out;
+}
+
+ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()) {}
+ToolOutputReader::~ToolOutputReader() = default;
+
+void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber) {
+  for (auto& p : parsers_) p->feed(line, lineNumber);
+}
+
+std::vector<ToolOutputFinding> ToolOutputReader::finish() {
+  std::vector<ToolOutputFinding> out;
+  for (auto& p : parsers_) p->finish(out);
+  parsers_.clear();
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ToolOutputFinding& a, const ToolOutputFinding& b) { return a.severity > b.severity; });
+  return out;
+}
+
+std::vector<ToolOutputFinding> readToolOutputs(std::string_view text) {
+  ToolOutputReader reader;
+  std::uint64_t number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, std::min(end - start, kKbMaxLinePiece));
+    reader.feed(normaliseLogLine(line), ++number);
+    start = end + 1;
+  }
+  return reader.finish();
+}
+
+std::string renderToolOutputsText(const std::vector<ToolOutputFinding>& findings) {
+  std::string out;
+  if (findings.empty()) return out;
+  out += fmt::format("{} tool output{} recognised.\n", findings.size(), findings.size() == 1 ? "" : "s");
+  for (const ToolOutputFinding& f : findings) {
+    out += fmt::format("\n[{}] {} (line {}): {}\n", severityName(f.severity), f.tool, f.firstLine, f.title);
+    for (const std::string& d : f.details) out += "   - " + d + "\n";
+    if (!f.kbIds.empty()) out += fmt::format("   KB: {}\n", fmt::join(f.kbIds, ", "));
+  }
+  return out;
+}
+
+nlohmann::ordered_json toolOutputsToJson(const std::vector<ToolOutputFinding>& findings) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ToolOutputFinding& f : findings)
+    out.push_back({{"tool", f.tool},
+                   {"severity", severityName(f.severity)},
+                   {"title", f.title},
+                   {"details", f.details},
+                   {"kbIds", f.kbIds},
+                   {"line", f.firstLine}});
+  return out;
+}
+
+}  // namespace gpupeer
