@@ -100,4 +100,18 @@ void GpuMatrixReader::close() {
   current_ = GpuMatrix{};
 }
 
+void GpuMatrixParser::take(const GpuMatrix& m) {
+  if (found_.size() >= 8) return;
+  ToolOutputFinding f{std::string(tool()), Severity::kInfo, "", {}, {}, m.firstLine};
+  if (!interpret(m, f)) return;
+  if (m.cut) f.details.push_back("the table looks cut: some GPU rows are missing");
+  found_.push_back(std::move(f));
+}
+
+void GpuMatrixParser::finish(std::vector<ToolOutputFinding>& out) {
+  reader_.finish();
+  for (ToolOutputFinding& f : found_) out.push_back(std::move(f));
+  found_.clear();
+}
+
 }  // namespace gpupeer::tool_output

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpupeer/tool_output.hpp"
+
 namespace gpupeer::tool_output {
 
 struct GpuMatrix {
@@ -44,6 +46,25 @@ class GpuMatrixReader {
   Sink sink_;
   GpuMatrix current_;
   bool open_ = false;
+};
+
+/// A parser of one kind of nvidia-smi matrix: reads the tables and asks interpret() what each
+/// means; tables that are not its kind give no finding. Keeps at most 8 findings.
+class GpuMatrixParser : public ToolOutputParser {
+ public:
+  GpuMatrixParser() : reader_([this](const GpuMatrix& m) { take(m); }) {}
+  void feed(std::string_view line, std::uint64_t n) override { reader_.feed(line, n); }
+  void finish(std::vector<ToolOutputFinding>& out) override;
+
+ protected:
+  /// The finding for a complete table, or false when it is another tool's table.
+  virtual bool interpret(const GpuMatrix& m, ToolOutputFinding& f) const = 0;
+
+ private:
+  void take(const GpuMatrix& m);
+
+  GpuMatrixReader reader_;
+  std::vector<ToolOutputFinding> found_;
 };
 
 }  // namespace gpupeer::tool_output

@@ -174,11 +174,7 @@ class NcclTransportParser : public ToolOutputParser {
 
   void explainWhy(ToolOutputFinding& f, bool netOnOneHost) const {
     std::vector<std::string> seen;
-    auto kb = [&](const char* id) {
-      for (const std::string& k : f.kbIds)
-        if (k == id) return;
-      f.kbIds.push_back(id);
-    };
+    auto kb = [&f](const char* id) { addKbId(f, id); };
     for (const auto& [name, value] : env_) {
       seen.push_back(fmt::format("{}={} set", name, value));
       if (name == "NCCL_P2P_DISABLE") kb("nccl/p2p-disabled-by-environment");

@@ -6,6 +6,13 @@
 
 namespace gpupeer::tool_output {
 
+/// Appends a KB id to a finding unless it is listed already.
+inline void addKbId(ToolOutputFinding& f, const std::string& id) {
+  for (const std::string& k : f.kbIds)
+    if (k == id) return;
+  f.kbIds.push_back(id);
+}
+
 std::unique_ptr<ToolOutputParser> makeTopoLinksParser();      // nvidia-smi topo -m
 std::unique_ptr<ToolOutputParser> makeTopoP2pParser();        // nvidia-smi topo -p2p r|w|n|a|p
 std::unique_ptr<ToolOutputParser> makeNvlinkStatusParser();   // nvidia-smi nvlink -s

@@ -39,21 +39,14 @@ int nvlinkCount(const std::string& cell) {
   return static_cast<int>(parseCount(std::string_view(cell).substr(2)).value_or(0));
 }
 
-class TopoLinksParser : public ToolOutputParser {
+class TopoLinksParser : public GpuMatrixParser {
  public:
-  TopoLinksParser() : reader_([this](const GpuMatrix& m) { take(m); }) {}
   std::string_view tool() const override { return "nvidia-smi topo -m"; }
-  void feed(std::string_view line, std::uint64_t n) override { reader_.feed(line, n); }
-  void finish(std::vector<ToolOutputFinding>& out) override {
-    reader_.finish();
-    for (ToolOutputFinding& f : found_) out.push_back(std::move(f));
-  }
 
- private:
-  void take(const GpuMatrix& m) {
-    if (found_.size() >= 8 ||
-        !m.gpuCellsAre([](const std::string& c) { return nvlinkCount(c) > 0 || findClass(c) != nullptr; }))
-      return;
+ protected:
+  bool interpret(const GpuMatrix& m, ToolOutputFinding& f) const override {
+    if (!m.gpuCellsAre([](const std::string& c) { return nvlinkCount(c) > 0 || findClass(c) != nullptr; }))
+      return false;
     std::vector<int> gpus = m.gpus();
     std::map<std::string, std::vector<std::string>> byCell;  // cell -> "GPU0-GPU1"
     int bestNv = 0;
@@ -63,7 +56,6 @@ class TopoLinksParser : public ToolOutputParser {
         byCell[c].push_back(fmt::format("GPU{}-GPU{}", gpus[i], gpus[j]));
         bestNv = std::max(bestNv, nvlinkCount(c));
       }
-    ToolOutputFinding f{std::string(tool()), Severity::kInfo, "", {}, {}, m.firstLine};
     std::size_t pairs = gpus.size() * (gpus.size() - 1) / 2, noP2p = 0, nvPairs = 0;
     for (const auto& [cell, list] : byCell) {
       int nv = nvlinkCount(cell);
@@ -75,7 +67,7 @@ class TopoLinksParser : public ToolOutputParser {
           meaning +=
               fmt::format(", fewer than the NV{} of other pairs: a link may be down (nvidia-smi nvlink -s)", bestNv);
           f.severity = Severity::kWarning;
-          f.kbIds.push_back("nvlink/link-inactive");
+          addKbId(f, "nvlink/link-inactive");
         }
       } else if (const LinkClass* lc = findClass(cell)) {
         meaning = lc->meaning;
@@ -97,12 +89,8 @@ class TopoLinksParser : public ToolOutputParser {
           "NCCL uses SHM for those pairs unless NCCL_P2P_LEVEL allows the path; "
           "`nvidia-smi topo -p2p r` says whether the GPUs allow P2P at all");
     }
-    if (m.cut) f.details.push_back("the table looks cut: some GPU rows are missing");
-    found_.push_back(std::move(f));
+    return true;
   }
-
-  GpuMatrixReader reader_;
-  std::vector<ToolOutputFinding> found_;
 };
 
 }  // namespace

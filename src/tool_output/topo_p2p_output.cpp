@@ -37,19 +37,13 @@ const P2pCode* findCode(const std::string& cell) {
   return nullptr;
 }
 
-class TopoP2pParser : public ToolOutputParser {
+class TopoP2pParser : public GpuMatrixParser {
  public:
-  TopoP2pParser() : reader_([this](const GpuMatrix& m) { take(m); }) {}
   std::string_view tool() const override { return "nvidia-smi topo -p2p"; }
-  void feed(std::string_view line, std::uint64_t n) override { reader_.feed(line, n); }
-  void finish(std::vector<ToolOutputFinding>& out) override {
-    reader_.finish();
-    for (ToolOutputFinding& f : found_) out.push_back(std::move(f));
-  }
 
- private:
-  void take(const GpuMatrix& m) {
-    if (found_.size() >= 8 || !m.gpuCellsAre([](const std::string& c) { return findCode(c) != nullptr; })) return;
+ protected:
+  bool interpret(const GpuMatrix& m, ToolOutputFinding& f) const override {
+    if (!m.gpuCellsAre([](const std::string& c) { return findCode(c) != nullptr; })) return false;
     std::vector<int> gpus = m.gpus();
     std::map<std::string, std::vector<std::string>> refused;  // code -> "GPU0->GPU1"
     std::size_t pairs = 0, ok = 0;
@@ -64,7 +58,6 @@ class TopoP2pParser : public ToolOutputParser {
         else
           refused[c].push_back(fmt::format("GPU{}->GPU{}", a, b));
       }
-    ToolOutputFinding f{std::string(tool()), Severity::kInfo, "", {}, {}, m.firstLine};
     if (refused.empty()) {
       f.title = fmt::format("{} GPUs: the driver allows P2P on all {} ordered pairs", gpus.size(), pairs);
     } else {
@@ -73,20 +66,14 @@ class TopoP2pParser : public ToolOutputParser {
       for (const auto& [code, list] : refused) {
         const P2pCode* pc = findCode(code);
         f.details.push_back(fmt::format("{} ({}): {}", code, pc->meaning, joinLimited(list, 8)));
-        bool listed = false;
-        for (const std::string& id : f.kbIds) listed = listed || id == pc->kbId;
-        if (!listed) f.kbIds.push_back(pc->kbId);
+        addKbId(f, pc->kbId);
       }
       f.details.push_back(
           "those pairs copy through host memory (cudaMemcpyPeer) and NCCL uses SHM; "
           "frameworks that require P2P refuse to start");
     }
-    if (m.cut) f.details.push_back("the table looks cut: some GPU rows are missing");
-    found_.push_back(std::move(f));
+    return true;
   }
-
-  GpuMatrixReader reader_;
-  std::vector<ToolOutputFinding> found_;
 };
 
 }  // namespace
