@@ -29,6 +29,9 @@ class DcgmiNvlinkParser : public ToolOutputParser {
   std::string_view tool() const override { return "dcgmi nvlink -s"; }
 
   void feed(std::string_view line, std::uint64_t n) override {
+    if (current_ < 0 && line.find("Id ") == std::string_view::npos && line.find("GPUs:") == std::string_view::npos &&
+        line.find("NvSwitches:") == std::string_view::npos)
+      return;  // only a device header or its state row can follow
     std::vector<std::string_view> f = splitFields(line);
     if (f.empty()) return;
     if (f[0] == "GPUs:" || f[0] == "NvSwitches:") {

@@ -48,6 +48,9 @@ class NcclTestsParser : public ToolOutputParser {
   std::string_view tool() const override { return "nccl-tests"; }
 
   void feed(std::string_view line, std::uint64_t n) override {
+    // Header lines start with '#', rows with the size: skip everything else unsplit.
+    std::string_view t = trim(line);
+    if (t.empty() || !(t[0] == '#' || (!busbwCols_.empty() && t[0] >= '0' && t[0] <= '9'))) return;
     std::vector<std::string_view> f = splitFields(line);
     if (f.empty()) return;
     if (f[0] == "#") {

@@ -24,6 +24,8 @@ class NvlinkStatusParser : public ToolOutputParser {
   std::string_view tool() const override { return "nvidia-smi nvlink -s"; }
 
   void feed(std::string_view line, std::uint64_t n) override {
+    if (line.find("GPU ") == std::string_view::npos && (current_ < 0 || line.find("ink") == std::string_view::npos))
+      return;  // neither a GPU header nor, under one, a link line
     std::vector<std::string_view> f = splitFields(line);
     if (f.size() >= 3 && f[0] == "GPU" && f[1].size() >= 2 && f[1].back() == ':') {
       auto idx = parseCount(f[1].substr(0, f[1].size() - 1));

@@ -30,6 +30,9 @@ class P2pBandwidthParser : public ToolOutputParser {
   std::string_view tool() const override { return "p2pBandwidthLatencyTest"; }
 
   void feed(std::string_view line, std::uint64_t n) override {
+    if ((current_ == Matrix::kNone || current_ == Matrix::kOther) && line.find("Device=") == std::string_view::npos &&
+        line.find(" Matrix (") == std::string_view::npos)
+      return;  // outside a matrix only these two kinds of line matter
     std::vector<std::string_view> f = splitFields(line);
     // "Device=0 CANNOT Access Peer Device=2"
     if (f.size() == 5 && startsWith(f[0], "Device=") && f[2] == "Access" && f[3] == "Peer") {
