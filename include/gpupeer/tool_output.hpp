@@ -35,6 +35,11 @@ class ToolOutputParser {
   virtual ~ToolOutputParser() = default;
   /// The tool whose output this reads ("nvidia-smi topo -m").
   virtual std::string_view tool() const = 0;
+  /// Literals one of which every line that can start or matter to this tool's output holds
+  /// ("Peer access from "); lines with none are not fed unless wantsEveryLine().
+  virtual std::vector<std::string> triggers() const = 0;
+  /// True while inside a table whose rows hold no trigger (numbers only): feed every line.
+  virtual bool wantsEveryLine() const { return false; }
   virtual void feed(std::string_view line, std::uint64_t lineNumber) = 0;
   /// Called once after the last line; appends what was recognised (nothing if the tool's
   /// output was not in the input).
@@ -44,17 +49,21 @@ class ToolOutputParser {
 /// One fresh instance of every parser, in report order.
 std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers();
 
-/// Feeds every parser the same lines. Not thread-safe; one per input.
+/// Feeds every parser the same lines. A line holding none of the parsers' triggers (one RE2
+/// pass over the line) reaches them only while one is inside a table, and a line whose first
+/// non-blank character is '#' or a digit always does (nccl-tests rows). Not thread-safe.
 class ToolOutputReader {
  public:
   ToolOutputReader();
   ~ToolOutputReader();
   void feed(std::string_view line, std::uint64_t lineNumber);
-  /// The findings of every parser; the reader is spent afterwards.
+  /// The findings of every parser, worst first, identical outputs merged; the reader is spent.
   std::vector<ToolOutputFinding> finish();
 
  private:
+  struct Triggers;
   std::vector<std::unique_ptr<ToolOutputParser>> parsers_;
+  std::unique_ptr<Triggers> triggers_;
 };
 
 /// Splits `text` into lines, normalises them as the KB matcher does and reads them.

@@ -27,6 +27,8 @@ struct Device {
 class DcgmiNvlinkParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "dcgmi nvlink -s"; }
+  std::vector<std::string> triggers() const override { return {"gpuId ", "physicalId ", "GPUs:", "NvSwitches:"}; }
+  bool wantsEveryLine() const override { return current_ >= 0; }
 
   void feed(std::string_view line, std::uint64_t n) override {
     if (current_ < 0 && line.find("Id ") == std::string_view::npos && line.find("GPUs:") == std::string_view::npos &&

@@ -39,6 +39,8 @@ class GpuMatrixReader {
   void feed(std::string_view line, std::uint64_t lineNumber);
   /// Hands over a table still open at the end of the input (a truncated paste).
   void finish();
+  /// Inside a table: rows follow.
+  bool open() const { return open_; }
 
  private:
   void close();
@@ -53,6 +55,8 @@ class GpuMatrixReader {
 class GpuMatrixParser : public ToolOutputParser {
  public:
   GpuMatrixParser() : reader_([this](const GpuMatrix& m) { take(m); }) {}
+  std::vector<std::string> triggers() const override { return {"GPU0"}; }
+  bool wantsEveryLine() const override { return reader_.open(); }
   void feed(std::string_view line, std::uint64_t n) override { reader_.feed(line, n); }
   void finish(std::vector<ToolOutputFinding>& out) override;
 

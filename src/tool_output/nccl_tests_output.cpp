@@ -46,6 +46,7 @@ struct Row {
 class NcclTestsParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "nccl-tests"; }
+  std::vector<std::string> triggers() const override { return {"#"}; }
 
   void feed(std::string_view line, std::uint64_t n) override {
     // Header lines start with '#', rows with the size: skip everything else unsplit.

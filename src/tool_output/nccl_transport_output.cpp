@@ -19,7 +19,6 @@ namespace {
 constexpr std::size_t kMaxPairs = 16384;
 
 struct Patterns {
-  RE2 prefix{R"((\S+):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN))"};
   RE2 channel{
       R"(Channel \d+(?:/\d+)? : (\d+)\[([0-9a-fA-Fx]+)\] -> (\d+)\[([0-9a-fA-Fx]+)\](?: \[(send|receive)\])? via (direct shared memory|(?:P2P|SHM|NET|COLLNET|NVLS)/[^ ]+(?: pointer)?[^ ]*))"};
   RE2 init{R"(comm 0x[0-9a-fA-F]+ rank (\d+) nranks \d+ cudaDev (\d+))"};
@@ -58,29 +57,30 @@ struct Connection {
 class NcclTransportParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "NCCL_DEBUG=INFO log"; }
+  std::vector<std::string> triggers() const override { return {"NCCL"}; }
 
   void feed(std::string_view line, std::uint64_t n) override {
-    if (line.find("NCCL") == std::string_view::npos) return;
+    // Each pattern runs only on lines holding its literal, so a long INFO log costs a few
+    // substring searches per line, not six regex searches.
+    std::size_t nccl = line.find(" NCCL ");
+    if (nccl == std::string_view::npos && line.find("NCCL INFO") == std::string_view::npos) return;
     const Patterns& p = patterns();
-    std::string host;
-    RE2::PartialMatch(line, p.prefix, &host);
-    std::string a, aDev, b, bDev, dir, via;
-    if (line.find(" via ") != std::string_view::npos &&
-        RE2::PartialMatch(line, p.channel, &a, &aDev, &b, &bDev, &dir, &via)) {
-      connection(std::stoi(a.substr(0, 9)), aDev, std::stoi(b.substr(0, 9)), bDev, dir, via, host, n);
-      return;
-    }
-    std::string rank, dev, name, value, nvl, g1, g2;
-    if (RE2::PartialMatch(line, p.init, &rank, &dev)) {
-      placeRank(std::stoi(rank.substr(0, 9)), dev, host);
-    } else if (RE2::PartialMatch(line, p.env, &name, &value)) {
+    auto has = [&line](std::string_view literal) { return line.find(literal) != std::string_view::npos; };
+    std::string a, aDev, b, bDev, dir, via, rank, dev, name, value, nvl, g1, g2;
+    if (has(" via ") && RE2::PartialMatch(line, p.channel, &a, &aDev, &b, &bDev, &dir, &via)) {
+      connection(std::stoi(a.substr(0, 9)), aDev, std::stoi(b.substr(0, 9)), bDev, dir, via, hostOf(line, nccl), n);
+    } else if (has("comm 0x") && RE2::PartialMatch(line, p.init, &rank, &dev)) {
+      placeRank(std::stoi(rank.substr(0, 9)), dev, hostOf(line, nccl));
+    } else if (has("set by environment") && RE2::PartialMatch(line, p.env, &name, &value)) {
       if (env_.size() < 16) env_[name] = value;
       if (settingsLine_ == 0) settingsLine_ = n;
-    } else if (RE2::PartialMatch(line, p.p2pDisabled, &nvl, &g1, &g2)) {
+    } else if ((has("P2P is disabled") || has("Could not enable P2P")) &&
+               RE2::PartialMatch(line, p.p2pDisabled, &nvl, &g1, &g2)) {
       if (settingsLine_ == 0) settingsLine_ = n;
       if (p2pDisabled_.size() < 64)
         p2pDisabled_.insert(fmt::format("GPU{} and GPU{}{}", g1, g2, nvl.empty() ? "" : " (NVLink)"));
-    } else if (RE2::PartialMatch(line, p.ipcFailure, &name)) {
+    } else if ((has("IPC handle") || has("pidfd_getfd") || has("cuMemImport")) &&
+               RE2::PartialMatch(line, p.ipcFailure, &name)) {
       if (ipcFailures_.size() < 8) ipcFailures_.insert(std::string(trim(line.substr(line.find(name)).substr(0, 160))));
     }
   }
@@ -139,6 +139,19 @@ class NcclTransportParser : public ToolOutputParser {
                         settingsLine_};
     explainWhy(f, false);
     out.push_back(std::move(f));
+  }
+
+  // "host:pid:tid [dev] NCCL INFO ..." -> "host"; "" when the line has no such prefix.
+  static std::string hostOf(std::string_view line, std::size_t ncclAt) {
+    if (ncclAt == std::string_view::npos) return "";
+    std::string_view before = line.substr(0, ncclAt);
+    std::size_t bracket = before.rfind(" [");
+    if (bracket == std::string_view::npos) return "";
+    std::string_view token = before.substr(0, bracket);
+    token = token.substr(token.rfind(' ') == std::string_view::npos ? 0 : token.rfind(' ') + 1);
+    std::size_t colon = token.find(':');
+    if (colon == std::string_view::npos || colon == 0) return "";
+    return std::string(token.substr(0, colon));
   }
 
   void connection(int a, const std::string& aDev, int b, const std::string& bDev, const std::string& dir,

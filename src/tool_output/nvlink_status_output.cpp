@@ -22,6 +22,7 @@ struct GpuLinks {
 class NvlinkStatusParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "nvidia-smi nvlink -s"; }
+  std::vector<std::string> triggers() const override { return {"GPU ", "Link ", "inActive", "inactive"}; }
 
   void feed(std::string_view line, std::uint64_t n) override {
     if (line.find("GPU ") == std::string_view::npos && (current_ < 0 || line.find("ink") == std::string_view::npos))

@@ -28,6 +28,8 @@ enum class Matrix { kNone, kUniDisabled, kUniEnabled, kBiDisabled, kBiEnabled, k
 class P2pBandwidthParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "p2pBandwidthLatencyTest"; }
+  std::vector<std::string> triggers() const override { return {"Device=", " Matrix ("}; }
+  bool wantsEveryLine() const override { return current_ != Matrix::kNone && current_ != Matrix::kOther; }
 
   void feed(std::string_view line, std::uint64_t n) override {
     if ((current_ == Matrix::kNone || current_ == Matrix::kOther) && line.find("Device=") == std::string_view::npos &&

@@ -13,6 +13,10 @@ namespace {
 class SimpleP2pParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "simpleP2P"; }
+  std::vector<std::string> triggers() const override {
+    return {"Peer access from ", "Peer-to-Peer access capability", "Peer to Peer access is not available",
+            "Verification error", "Test passed"};
+  }
 
   void feed(std::string_view line, std::uint64_t n) override {
     std::size_t at = line.find("Peer access from ");

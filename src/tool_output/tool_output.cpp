@@ -2,6 +2,7 @@
 #include "gpupeer/tool_output.hpp"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <nlohmann/json.hpp>
 
@@ -24,17 +25,58 @@ std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers() {
   return out;
 }
 
-ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()) {}
+// Every parser's triggers as one alternation of literals: one linear pass per line decides
+// whether any parser needs it.
+struct ToolOutputReader::Triggers {
+  std::unique_ptr<RE2> any;
+};
+
+ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), triggers_(std::make_unique<Triggers>()) {
+  std::string alternation;
+  for (const auto& p : parsers_)
+    for (const std::string& t : p->triggers()) {
+      if (!alternation.empty()) alternation += '|';
+      alternation += RE2::QuoteMeta(t);
+    }
+  RE2::Options o;
+  o.set_log_errors(false);
+  triggers_->any = std::make_unique<RE2>(alternation, o);
+}
+
 ToolOutputReader::~ToolOutputReader() = default;
 
 void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber) {
+  bool wanted = false;
+  for (const auto& p : parsers_) wanted = wanted || p->wantsEveryLine();
+  if (!wanted) {
+    std::size_t first = line.find_first_not_of(" \t");
+    bool tableRow = first != std::string_view::npos && line[first] >= '0' && line[first] <= '9';
+    if (!tableRow && !RE2::PartialMatch(line, *triggers_->any)) return;
+  }
   for (auto& p : parsers_) p->feed(line, lineNumber);
 }
 
 std::vector<ToolOutputFinding> ToolOutputReader::finish() {
-  std::vector<ToolOutputFinding> out;
-  for (auto& p : parsers_) p->finish(out);
+  std::vector<ToolOutputFinding> all;
+  for (auto& p : parsers_) p->finish(all);
   parsers_.clear();
+  // A log that repeats one output (a test run many times) gives it once, with the count.
+  std::vector<ToolOutputFinding> out;
+  std::vector<int> repeats;
+  for (ToolOutputFinding& f : all) {
+    auto same = std::find_if(out.begin(), out.end(), [&f](const ToolOutputFinding& o) {
+      return o.tool == f.tool && o.title == f.title && o.details == f.details;
+    });
+    if (same != out.end()) {
+      ++repeats[same - out.begin()];
+      continue;
+    }
+    out.push_back(std::move(f));
+    repeats.push_back(1);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (repeats[i] > 1)
+      out[i].details.push_back(fmt::format("the same output appears {} times in the input", repeats[i]));
   std::stable_sort(out.begin(), out.end(),
                    [](const ToolOutputFinding& a, const ToolOutputFinding& b) { return a.severity > b.severity; });
   return out;
