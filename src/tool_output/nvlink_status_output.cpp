@@ -32,6 +32,7 @@ class NvlinkStatusParser : public ToolOutputParser {
       auto idx = parseCount(f[1].substr(0, f[1].size() - 1));
       if (!idx || gpus_.size() >= static_cast<std::size_t>(kMaxDevices)) return;
       current_ = static_cast<int>(*idx);
+      gpus_[current_] = GpuLinks{};  // a GPU listed again (a second paste) replaces its first listing
       std::string_view rest = line.substr(line.find(':') + 1);
       gpus_[current_].name = std::string(trim(rest.substr(0, rest.find(" (UUID"))));
       return;

@@ -286,6 +286,17 @@ TEST(ToolOutputs, HealthyLogsGiveOnlyInformation) {
   for (const ToolOutputFinding& f : found) EXPECT_EQ(f.severity, Severity::kInfo) << renderToolOutputsText(found);
 }
 
+TEST(ToolOutputs, RepeatedOutputIsReportedOnce) {
+  std::string text = readFile(kDir + "nvlink_s_v100_two_inactive.txt");
+  std::vector<ToolOutputFinding> found = readToolOutputs(text + "\nsomething else\n" + text);
+  // A GPU listed twice counts once: the second listing replaces the first.
+  ToolOutputFinding f = only(found, "nvidia-smi nvlink -s");
+  EXPECT_EQ(f.title, "1 of 1 GPU(s) have inactive NVLinks (2 link(s) down)");
+  std::string topo = readFile(std::string(GPUPEER_TEST_DATA_DIR) + "/nvsmi_topo_h200_4gpu.txt");
+  f = only(readToolOutputs(topo + "\n" + topo + "\n" + topo), "nvidia-smi topo -m");
+  EXPECT_NE(allDetails(f).find("the same output appears 3 times in the input"), std::string::npos) << allDetails(f);
+}
+
 TEST(ToolOutputs, TextWithoutToolOutputs) {
   EXPECT_TRUE(readToolOutputs("").empty());
   EXPECT_TRUE(readToolOutputs("GPU0 GPU1\n\n").empty());  // a header without rows
