@@ -118,8 +118,8 @@ void deviceNodesDenied(const Snapshot& s, const Measurements*, Findings& out) {
     out.push_back({"device-nodes", Severity::kError,
                    "The cgroup's device rules deny GPU device nodes: CUDA and NVML fail in this container",
                    "open() returns EPERM for " + denied.substr(2) +
-                       " (typical after `systemctl daemon-reload` on a host whose containers were given GPUs "
-                       "without cgroup device rules; NVML then says 'Unknown Error')",
+                       " (typical after `systemctl daemon-reload` on the host: systemd re-applies the container's "
+                       "device rules without the GPUs the NVIDIA runtime added; NVML then says 'Unknown Error')",
                    "platform/cgroup-denies-gpu-device"});
   if (!missing.empty())
     out.push_back({"device-nodes", Severity::kError, "NVIDIA device nodes are missing although the driver is loaded",
