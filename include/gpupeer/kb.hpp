@@ -150,7 +150,9 @@ bool kbMatchRanksBefore(const KbMatch& a, const KbMatch& b);
 class KbMatcher {
  public:
   /// Compiles all regexes into one set; an error only if RE2 rejects the set as a whole.
-  static Result<KbMatcher> build(const KnowledgeBase& kb);
+  /// `extraPatterns` (RE2 syntax) ride in the same set: scan() tells its line observer whether
+  /// any of them matched the line, so another reader of the log needs no second pass.
+  static Result<KbMatcher> build(const KnowledgeBase& kb, const std::vector<std::string>& extraPatterns = {});
 
   KbMatcher(KbMatcher&&) noexcept;
   KbMatcher& operator=(KbMatcher&&) noexcept;
@@ -167,7 +169,7 @@ class KbMatcher {
 
   /// Sees every line (or 64 KiB piece) the matcher reads, normalised, with its 1-based number;
   /// lets other readers (the tool-output parsers) share one pass over a streamed log.
-  using LineObserver = std::function<void(std::string_view line, std::uint64_t lineNumber)>;
+  using LineObserver = std::function<void(std::string_view line, std::uint64_t lineNumber, bool extraMatched)>;
   /// scan() that also hands each line to `onLine` (may be empty).
   Result<KbScan> scan(std::istream& in, const LineObserver& onLine) const;
   KbScan scanText(std::string_view text, const LineObserver& onLine) const;

@@ -57,6 +57,11 @@ class ToolOutputReader {
   ToolOutputReader();
   ~ToolOutputReader();
   void feed(std::string_view line, std::uint64_t lineNumber);
+  /// feed() when the caller already matched triggerPatterns() against the line (explain does,
+  /// in the KB matcher's pass): `triggered` says whether any matched.
+  void feed(std::string_view line, std::uint64_t lineNumber, bool triggered);
+  /// The patterns (RE2) a line must match for any parser outside a table to need it.
+  static std::vector<std::string> triggerPatterns();
   /// The findings of every parser, worst first, identical outputs merged; the reader is spent.
   std::vector<ToolOutputFinding> finish();
 

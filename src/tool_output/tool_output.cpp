@@ -25,34 +25,42 @@ std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers() {
   return out;
 }
 
-// Every parser's triggers as one alternation of literals: one linear pass per line decides
-// whether any parser needs it.
+// Every parser's triggers as one alternation, for callers that do not match them themselves;
+// built on first use.
 struct ToolOutputReader::Triggers {
   std::unique_ptr<RE2> any;
 };
 
-ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), triggers_(std::make_unique<Triggers>()) {
-  std::string alternation;
-  for (const auto& p : parsers_)
-    for (const std::string& t : p->triggers()) {
-      if (!alternation.empty()) alternation += '|';
-      alternation += RE2::QuoteMeta(t);
-    }
-  RE2::Options o;
-  o.set_log_errors(false);
-  triggers_->any = std::make_unique<RE2>(alternation, o);
+std::vector<std::string> ToolOutputReader::triggerPatterns() {
+  // Rows of nccl-tests tables start with the size; every other output has a literal.
+  std::vector<std::string> out = {R"(^[ \t]*[0-9])"};
+  for (const auto& p : makeToolOutputParsers())
+    for (const std::string& t : p->triggers()) out.push_back(RE2::QuoteMeta(t));
+  return out;
 }
+
+ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), triggers_(std::make_unique<Triggers>()) {}
 
 ToolOutputReader::~ToolOutputReader() = default;
 
 void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber) {
-  bool wanted = false;
-  for (const auto& p : parsers_) wanted = wanted || p->wantsEveryLine();
-  if (!wanted) {
-    std::size_t first = line.find_first_not_of(" \t");
-    bool tableRow = first != std::string_view::npos && line[first] >= '0' && line[first] <= '9';
-    if (!tableRow && !RE2::PartialMatch(line, *triggers_->any)) return;
+  if (!triggers_->any) {
+    std::string alternation;
+    for (const std::string& t : triggerPatterns()) {
+      if (!alternation.empty()) alternation += '|';
+      alternation += "(?:" + t + ")";
+    }
+    RE2::Options o;
+    o.set_log_errors(false);
+    triggers_->any = std::make_unique<RE2>(alternation, o);
   }
+  feed(line, lineNumber, RE2::PartialMatch(line, *triggers_->any));
+}
+
+void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, bool triggered) {
+  bool wanted = triggered;
+  for (const auto& p : parsers_) wanted = wanted || p->wantsEveryLine();
+  if (!wanted) return;
   for (auto& p : parsers_) p->feed(line, lineNumber);
 }
 

@@ -331,6 +331,30 @@ TEST(ToolOutputs, GarbageIsBoundedAndHarmless) {
   EXPECT_NE(allDetails(f).find("only the first 16384 connections kept"), std::string::npos);
 }
 
+TEST(ToolOutputs, TriggersRideInTheKbMatchersPass) {
+  Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories({GPUPEER_SOURCE_KB_DIR}, nullptr);
+  ASSERT_TRUE(kb.isOk()) << kb.status().toString();
+  Result<KbMatcher> plain = KbMatcher::build(kb.value());
+  Result<KbMatcher> withTriggers = KbMatcher::build(kb.value(), ToolOutputReader::triggerPatterns());
+  ASSERT_TRUE(plain.isOk() && withTriggers.isOk());
+  std::string text = readFile(std::string(GPUPEER_TEST_DATA_DIR) + "/benign_log.txt") +
+                     readFile(kDir + "nccl_info_could_not_enable_p2p.txt") + "step 7 loss 0.25\n";
+  std::vector<std::pair<std::uint64_t, bool>> seen;
+  ToolOutputReader outputs;
+  KbScan a = plain.value().scanText(text);
+  KbScan b = withTriggers.value().scanText(text, [&](std::string_view line, std::uint64_t n, bool triggered) {
+    seen.push_back({n, triggered});
+    outputs.feed(line, n, triggered);
+  });
+  // The KB's answer is the same with the extra patterns in the set.
+  ASSERT_EQ(a.matches.size(), b.matches.size());
+  for (std::size_t i = 0; i < a.matches.size(); ++i) EXPECT_EQ(a.matches[i].entry, b.matches[i].entry);
+  ASSERT_EQ(seen.size(), b.linesRead);
+  EXPECT_FALSE(seen.back().second) << "a training line is no tool output";
+  // Fed this way, the reader finds what it finds reading the text itself.
+  EXPECT_EQ(renderToolOutputsText(outputs.finish()), renderToolOutputsText(readToolOutputs(text)));
+}
+
 class ExplainToolOutputs : public ::testing::Test {
  protected:
   testing::TempDir scratch_;

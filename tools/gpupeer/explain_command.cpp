@@ -58,12 +58,14 @@ int run(const Options& o) {
   for (const std::string& w : warnings) warn(w);
   if (!kb.isOk()) return usage(kb.status().message());
   if (kb.value().size() == 0) warn("the knowledge base is empty: nothing can match");
-  Result<KbMatcher> matcher = KbMatcher::build(kb.value());
+  // The tool-output triggers ride in the KB's regex set: one pass over the log serves both.
+  Result<KbMatcher> matcher = KbMatcher::build(kb.value(), ToolOutputReader::triggerPatterns());
   if (!matcher.isOk()) return reportError(matcher.status());
 
   ToolOutputReader outputs;
-  Result<KbScan> scan =
-      scanInput(o, matcher.value(), [&outputs](std::string_view line, std::uint64_t n) { outputs.feed(line, n); });
+  Result<KbScan> scan = scanInput(
+      o, matcher.value(),
+      [&outputs](std::string_view line, std::uint64_t n, bool triggered) { outputs.feed(line, n, triggered); });
   if (!scan.isOk()) {
     if (scan.status().code() == ErrorCode::kNotFound) return usage(scan.status().message());
     fmt::print(stderr, "gpupeer explain: {}\n", scan.status().message());
