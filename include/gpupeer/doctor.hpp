@@ -38,7 +38,7 @@ struct Measurements {
 /// One rule: reads the snapshot (and measurements when non-null) and appends findings.
 struct DoctorRule {
   std::string name;    ///< shown as Finding::rule
-  std::string family;  ///< p2p, nvlink, pcie, numa, driver, env, perf
+  std::string family;  ///< p2p, nvlink, pcie, numa, driver, env, container, perf
   void (*apply)(const Snapshot&, const Measurements*, std::vector<Finding>&);  ///< the rule itself; pure
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -149,7 +150,9 @@ bool kbMatchRanksBefore(const KbMatch& a, const KbMatch& b);
 class KbMatcher {
  public:
   /// Compiles all regexes into one set; an error only if RE2 rejects the set as a whole.
-  static Result<KbMatcher> build(const KnowledgeBase& kb);
+  /// `extraPatterns` (RE2 syntax) ride in the same set: scan() tells its line observer whether
+  /// any of them matched the line, so another reader of the log needs no second pass.
+  static Result<KbMatcher> build(const KnowledgeBase& kb, const std::vector<std::string>& extraPatterns = {});
 
   KbMatcher(KbMatcher&&) noexcept;             ///< takes the compiled set over
   KbMatcher& operator=(KbMatcher&&) noexcept;  ///< takes the compiled set over
@@ -164,6 +167,13 @@ class KbMatcher {
   /// Convenience for text already in memory (e.g. the `explain "text"` argument).
   KbScan scanText(std::string_view text) const;
 
+  /// Sees every line (or 64 KiB piece) the matcher reads, normalised, with its 1-based number;
+  /// lets other readers (the tool-output parsers) share one pass over a streamed log.
+  using LineObserver = std::function<void(std::string_view line, std::uint64_t lineNumber, bool extraMatched)>;
+  /// scan() that also hands each line to `onLine` (may be empty).
+  Result<KbScan> scan(std::istream& in, const LineObserver& onLine) const;
+  KbScan scanText(std::string_view text, const LineObserver& onLine) const;
+
  private:
   struct Impl;
   explicit KbMatcher(std::unique_ptr<Impl> impl);
@@ -177,6 +187,8 @@ std::string renderKbScanText(const KbScan& scan, std::size_t top);
 
 /// The same as JSON text ({"linesRead":…, "totalMatches":…, "matches":[…]}), for scripts.
 std::string kbScanToJson(const KbScan& scan, std::size_t top);
+/// The same as a JSON value, for callers that add their own keys before printing.
+nlohmann::ordered_json kbScanToJsonValue(const KbScan& scan, std::size_t top);
 
 /// Validates `instance` against a JSON Schema using the keywords type, required, properties,
 /// items, enum, const, minimum, maximum, minItems, maxItems, minLength, maxLength, pattern

@@ -17,6 +17,11 @@ namespace gpupeer {
 /// Version of the JSON layout written by toJson(); readers refuse newer versions.
 inline constexpr int kSnapshotSchemaVersion = 1;
 
+/// The reason an optional field has when the snapshot file does not hold it (written by an
+/// older gpupeer, or a fixture that does not model it). Such fields are left out on writing,
+/// so older files read and write back unchanged.
+inline constexpr const char* kNotRecorded = "not recorded in this snapshot";
+
 /// What NVML says about an NVLink's far end.
 enum class LinkRemote { kGpu, kSwitch, kCpu, kUnknown };
 
@@ -53,6 +58,7 @@ struct Gpu {
   Known<std::string> iommuGroupType;            ///< "DMA", "DMA-FQ", "identity", ... from sysfs
   PcieLink pcie;                                ///< its own PCIe link
   Known<std::string> fabricState;               ///< NVSwitch fabric: "not-supported", "completed", ...
+  Known<bool> persistenceMode;                  ///< nvmlDeviceGetPersistenceMode; optional in files
   Known<std::vector<NvLink>> nvlinks;           ///< unknown when NVML is missing
   bool operator==(const Gpu&) const = default;  ///< field by field
 };
@@ -78,13 +84,38 @@ struct BridgeAcs {
   bool operator==(const BridgeAcs&) const = default;  ///< field by field
 };
 
-/// Facts about the host that change P2P: IOMMU, kernel command line, ACS on the bridges.
+/// A character device of the NVIDIA driver as this process can open it.
+struct DeviceNode {
+  std::string path;    ///< "/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"
+  std::string access;  ///< "ok", or why open(O_RDWR) failed: "missing", "EPERM", "EACCES", ...
+  bool operator==(const DeviceNode&) const = default;
+};
+
+/// Value of `memlockBytes` when RLIMIT_MEMLOCK is unlimited.
+inline constexpr std::int64_t kUnlimited = -1;
+
+/// Facts about the host that change P2P: IOMMU, kernel command line, ACS on the bridges, and the
+/// process's environment.
 struct Platform {
-  Known<std::string> iommu;                          ///< "off", "passthrough", "translated"
-  Known<std::string> kernelCmdline;                  ///< /proc/cmdline
-  Known<std::vector<BridgeAcs>> acs;                 ///< every bridge above a GPU
-  Known<std::string> processCpuAffinity;             ///< this process's allowed CPUs, as a cpulist
+  Known<std::string> iommu;               ///< "off", "passthrough", "translated"
+  Known<std::string> kernelCmdline;       ///< /proc/cmdline
+  Known<std::vector<BridgeAcs>> acs;      ///< every bridge above a GPU
+  Known<std::string> processCpuAffinity;  ///< this process's allowed CPUs, as a cpulist
+  // What multi-process P2P and NCCL need from the process's environment (containers, VMs).
+  // Optional in files: kNotRecorded when absent.
+  Known<std::string> container;                      ///< "docker", "podman", "kubernetes", "lxc", "none"
+  Known<std::string> ipcNamespace;                   ///< readlink /proc/self/ns/ipc: "ipc:[4026531839]"
+  Known<std::string> pidNamespace;                   ///< readlink /proc/self/ns/pid: "pid:[4026531836]"
+  Known<std::int64_t> devShmBytes;                   ///< size of the /dev/shm file system (statvfs)
+  Known<std::int64_t> memlockBytes;                  ///< RLIMIT_MEMLOCK soft limit; kUnlimited when unlimited
+  Known<int> ptraceScope;                            ///< /proc/sys/kernel/yama/ptrace_scope
+  Known<std::string> capEff;                         ///< effective capabilities, hex as /proc/self/status prints them
+  Known<std::vector<DeviceNode>> deviceNodes;        ///< /dev/nvidia* nodes and whether they open
   bool operator==(const Platform&) const = default;  ///< field by field
+
+  /// Whether capability `bit` (CAP_SYS_PTRACE = 19, CAP_IPC_LOCK = 14) is effective; unknown
+  /// when capEff is.
+  Known<bool> hasCapability(int bit) const;
 };
 
 /// Everything gpupeer knows about a machine's GPUs at one moment.

@@ -37,6 +37,12 @@ const std::vector<DoctorRule>& doctorRules() {
       {"p2p-disabled-env", "env", p2pDisabledByEnvironment},
       {"nccl-p2p-level", "env", ncclP2pLevel},
       {"device-order", "env", visibleDevicesOrder},
+      {"device-nodes", "container", deviceNodesDenied},
+      {"dev-shm-small", "container", devShmTooSmall},
+      {"ipc-namespace", "container", privateIpcNamespace},
+      {"ptrace-scope", "container", ptraceBlocksFdPassing},
+      {"memlock-limit", "container", memlockLimit},
+      {"persistence-mode", "driver", persistenceModeOff},
       {"bandwidth-low", "perf", bandwidthBelowExpectation},
       {"bandwidth-asymmetric", "perf", bandwidthAsymmetric},
   };

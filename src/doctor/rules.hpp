@@ -35,6 +35,13 @@ void ncclOlderThanGpu(const Snapshot&, const Measurements*, Findings&);
 void p2pDisabledByEnvironment(const Snapshot&, const Measurements*, Findings&);
 void ncclP2pLevel(const Snapshot&, const Measurements*, Findings&);
 void visibleDevicesOrder(const Snapshot&, const Measurements*, Findings&);
+// containers and VMs
+void devShmTooSmall(const Snapshot&, const Measurements*, Findings&);
+void privateIpcNamespace(const Snapshot&, const Measurements*, Findings&);
+void memlockLimit(const Snapshot&, const Measurements*, Findings&);
+void ptraceBlocksFdPassing(const Snapshot&, const Measurements*, Findings&);
+void deviceNodesDenied(const Snapshot&, const Measurements*, Findings&);
+void persistenceModeOff(const Snapshot&, const Measurements*, Findings&);
 // performance
 void bandwidthBelowExpectation(const Snapshot&, const Measurements*, Findings&);
 void bandwidthAsymmetric(const Snapshot&, const Measurements*, Findings&);

@@ -63,6 +63,18 @@ void nvlinkFewerThanPeers(const Snapshot& s, const Measurements*, Findings& out)
 }
 
 void fabricManager(const Snapshot& s, const Measurements*, Findings& out) {
+  // On NVSwitch systems CUDA refuses to start until Fabric Manager has set the fabric up
+  // (cudaErrorSystemNotReady, "system not yet initialized"): no GPU is listed at all then.
+  const std::string& why = s.deviceCount.reason();
+  if (!s.deviceCount.known() && (why.find("SystemNotReady") != std::string::npos ||
+                                 why.find("system not yet initialized") != std::string::npos)) {
+    out.push_back({"fabric-manager", Severity::kError,
+                   "CUDA reports the system not yet initialized: Fabric Manager is not running on this NVSwitch "
+                   "system",
+                   why + "; start nvidia-fabricmanager (same version as the driver) and check its log",
+                   "nvlink/fabric-manager-not-running"});
+    return;
+  }
   if (!onNvSwitch(s)) return;
   std::string evidence;
   for (const Gpu& g : s.gpus) {

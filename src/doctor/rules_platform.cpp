@@ -76,14 +76,22 @@ void migEnabled(const Snapshot& s, const Measurements*, Findings& out) {
 }
 
 void exclusiveComputeMode(const Snapshot& s, const Measurements*, Findings& out) {
-  std::string evidence;
-  for (const Gpu& g : s.gpus)
-    if (g.computeMode.known() && g.computeMode.value() != "default")
-      evidence += fmt::format("\n  GPU{}: compute mode {}", g.index, g.computeMode.value());
-  if (evidence.empty()) return;
-  out.push_back({"compute-mode", Severity::kWarning,
-                 "GPUs are not in the default compute mode: a second process cannot use them", evidence.substr(1),
-                 "cuda/exclusive-process-mode"});
+  // Exclusive-process lets one process per GPU create a context (a second rank or a helper
+  // process on that GPU fails); prohibited lets none.
+  std::string exclusive, prohibited;
+  for (const Gpu& g : s.gpus) {
+    if (!g.computeMode.known() || g.computeMode.value() == "default") continue;
+    std::string line = fmt::format("\n  GPU{}: compute mode {}", g.index, g.computeMode.value());
+    (g.computeMode.value() == "prohibited" ? prohibited : exclusive) += line;
+  }
+  if (!prohibited.empty())
+    out.push_back({"compute-mode", Severity::kError, "GPUs in the prohibited compute mode: no process can use them",
+                   prohibited.substr(1) + "\n  nvidia-smi -i N -c DEFAULT restores them",
+                   "cuda/exclusive-process-mode"});
+  if (!exclusive.empty())
+    out.push_back({"compute-mode", Severity::kWarning,
+                   "GPUs are not in the default compute mode: a second process cannot use them", exclusive.substr(1),
+                   "cuda/exclusive-process-mode"});
 }
 
 }  // namespace gpupeer::rules

@@ -21,6 +21,15 @@ std::string ncclVersionText(int v) { return fmt::format("{}.{}.{}", v / 10000, (
 }  // namespace
 
 void driverTooOld(const Snapshot& s, const Measurements*, Findings& out) {
+  // The runtime names the mismatch itself when it cannot start (the driver's CUDA version may
+  // then be unknown, e.g. inside a container that brought its own runtime).
+  const std::string& why = s.deviceCount.reason();
+  if (!s.deviceCount.known() && (why.find("InsufficientDriver") != std::string::npos ||
+                                 why.find("driver version is insufficient") != std::string::npos)) {
+    out.push_back({"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime", why,
+                   "driver/cuda-driver-too-old"});
+    return;
+  }
   if (!s.cudaDriverVersion.known() || !s.cudaRuntimeVersion.known()) return;
   if (s.cudaDriverVersion.value() >= s.cudaRuntimeVersion.value()) return;
   out.push_back(

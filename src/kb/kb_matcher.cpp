@@ -40,10 +40,10 @@ KbMatcher::KbMatcher(KbMatcher&&) noexcept = default;
 KbMatcher& KbMatcher::operator=(KbMatcher&&) noexcept = default;
 KbMatcher::~KbMatcher() = default;
 
-Result<KbMatcher> KbMatcher::build(const KnowledgeBase& kb) {
+Result<KbMatcher> KbMatcher::build(const KnowledgeBase& kb, const std::vector<std::string>& extraPatterns) {
   auto impl = std::make_unique<Impl>();
   impl->kb = &kb;
-  if (kb.size() == 0) return KbMatcher(std::move(impl));
+  if (kb.size() == 0 && extraPatterns.empty()) return KbMatcher(std::move(impl));
   RE2::Options options = kb_detail::kbRegexOptions();
   // The set's DFA gets 2/3 of this. 64 MiB keeps a few hundred entries with ".*" alternations
   // from exhausting it on ordinary lines; when it still does, matchIndices falls back.
@@ -55,6 +55,13 @@ Result<KbMatcher> KbMatcher::build(const KnowledgeBase& kb) {
       return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("regex of '{}' does not compile: {}", e.id, error));
     impl->single.push_back(std::make_unique<RE2>(e.regex, kb_detail::kbRegexOptions()));
   }
+  // Indices past the KB's entries are the extra patterns.
+  for (const std::string& extra : extraPatterns) {
+    std::string error;
+    if (impl->set->Add(extra, &error) < 0)
+      return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("extra pattern '{}' does not compile: {}", extra, error));
+    impl->single.push_back(std::make_unique<RE2>(extra, kb_detail::kbRegexOptions()));
+  }
   if (!impl->set->Compile())
     return GPUPEER_ERROR(ErrorCode::kInternal, "RE2 could not compile the KB's regex set (out of memory)");
   return KbMatcher(std::move(impl));
@@ -64,7 +71,8 @@ std::vector<const KbEntry*> KbMatcher::matchLine(std::string_view line) const {
   std::vector<int> indices;
   impl_->matchIndices(line, indices);
   std::vector<const KbEntry*> out;
-  for (int i : indices) out.push_back(&impl_->kb->entries()[i]);
+  for (int i : indices)
+    if (static_cast<std::size_t>(i) < impl_->kb->size()) out.push_back(&impl_->kb->entries()[i]);
   return out;
 }
 
@@ -75,7 +83,9 @@ bool kbMatchRanksBefore(const KbMatch& a, const KbMatch& b) {
   return a.entry->id < b.entry->id;
 }
 
-Result<KbScan> KbMatcher::scan(std::istream& in) const {
+Result<KbScan> KbMatcher::scan(std::istream& in) const { return scan(in, LineObserver{}); }
+
+Result<KbScan> KbMatcher::scan(std::istream& in, const LineObserver& onLine) const {
   const std::vector<KbEntry>& entries = impl_->kb->entries();
   std::vector<KbMatch> found(entries.size());
   std::vector<std::uint64_t> lastCounted(entries.size(), 0);  // line numbers start at 1
@@ -86,7 +96,11 @@ Result<KbScan> KbMatcher::scan(std::istream& in) const {
   while (reader.next(piece, lineNumber)) {
     kb_detail::normaliseLogLineInto(piece, line);
     impl_->matchIndices(line, indices);
+    // Indices are sorted: the extra patterns, past the entries, come last.
+    bool extraMatched = !indices.empty() && static_cast<std::size_t>(indices.back()) >= entries.size();
+    if (onLine) onLine(line, lineNumber, extraMatched);
     for (int i : indices) {
+      if (static_cast<std::size_t>(i) >= entries.size()) break;
       KbMatch& m = found[i];
       if (m.matchingLines == 0) {
         m.entry = &entries[i];
@@ -110,9 +124,11 @@ Result<KbScan> KbMatcher::scan(std::istream& in) const {
   return scan;
 }
 
-KbScan KbMatcher::scanText(std::string_view text) const {
+KbScan KbMatcher::scanText(std::string_view text) const { return scanText(text, LineObserver{}); }
+
+KbScan KbMatcher::scanText(std::string_view text, const LineObserver& onLine) const {
   std::istringstream in{std::string(text)};
-  Result<KbScan> scan = this->scan(in);
+  Result<KbScan> scan = this->scan(in, onLine);
   return scan.isOk() ? std::move(scan).value() : KbScan{};  // a string stream does not fail
 }
 

@@ -150,15 +150,18 @@ std::string renderKbScanText(const KbScan& scan, std::size_t top) {
   return out;
 }
 
-std::string kbScanToJson(const KbScan& scan, std::size_t top) {
+Json kbScanToJsonValue(const KbScan& scan, std::size_t top) {
   Json matches = Json::array();
   for (std::size_t i = 0; i < shownCount(scan, top); ++i) matches.push_back(matchToJson(i + 1, scan.matches[i]));
-  Json out = {{"linesRead", scan.linesRead},
-              {"bytesRead", scan.bytesRead},
-              {"totalMatches", scan.matches.size()},
-              {"matches", matches}};
+  return {{"linesRead", scan.linesRead},
+          {"bytesRead", scan.bytesRead},
+          {"totalMatches", scan.matches.size()},
+          {"matches", matches}};
+}
+
+std::string kbScanToJson(const KbScan& scan, std::size_t top) {
   // Log lines may hold invalid UTF-8: replace it rather than throw.
-  return out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return kbScanToJsonValue(scan, top).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpupeer

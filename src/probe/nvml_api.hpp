@@ -51,6 +51,7 @@ struct Api {
   Return (*deviceGetTopologyCommonAncestor)(Device, Device, int*) = nullptr;
   Return (*deviceGetP2PStatus)(Device, Device, int, int*) = nullptr;
   Return (*deviceGetGpuFabricInfo)(Device, GpuFabricInfo*) = nullptr;
+  Return (*deviceGetPersistenceMode)(Device, int*) = nullptr;  // nvmlEnableState_t: 1 = enabled
 
   std::string describe(Return r) const {
     return errorString ? std::string(errorString(r)) + " (" + std::to_string(r) + ")"

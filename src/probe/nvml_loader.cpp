@@ -48,6 +48,7 @@ const Api* load(std::string& why) {
     bind(lib, api.deviceGetTopologyCommonAncestor, "nvmlDeviceGetTopologyCommonAncestor");
     bind(lib, api.deviceGetP2PStatus, "nvmlDeviceGetP2PStatus");
     bind(lib, api.deviceGetGpuFabricInfo, "nvmlDeviceGetGpuFabricInfo");
+    bind(lib, api.deviceGetPersistenceMode, "nvmlDeviceGetPersistenceMode");
     if (!api.init || !api.deviceGetHandleByPciBusId) {
       failure = "libnvidia-ml.so.1 lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2 (too old)";
       return;

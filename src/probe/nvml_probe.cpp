@@ -86,6 +86,7 @@ void readNvml(Snapshot& s) {
       g.nvlinks = Known<std::vector<NvLink>>::unknown("NVML unavailable: " + why);
       g.migEnabled = Known<bool>::unknown("NVML unavailable");
       g.fabricState = Known<std::string>::unknown("NVML unavailable");
+      g.persistenceMode = Known<bool>::unknown("NVML unavailable");
     }
     return;
   }
@@ -104,6 +105,7 @@ void readNvml(Snapshot& s) {
       g.nvlinks = Known<std::vector<NvLink>>::unknown(reason);
       g.migEnabled = Known<bool>::unknown(reason);
       g.fabricState = Known<std::string>::unknown(reason);
+      g.persistenceMode = Known<bool>::unknown(reason);
       continue;
     }
     handles[g.index] = dev;
@@ -120,6 +122,13 @@ void readNvml(Snapshot& s) {
     g.pcie.maxGen = readUnsigned(*api, api->deviceGetMaxPcieLinkGeneration, "nvmlDeviceGetMaxPcieLinkGeneration", dev);
     g.pcie.currentWidth = readUnsigned(*api, api->deviceGetCurrPcieLinkWidth, "nvmlDeviceGetCurrPcieLinkWidth", dev);
     g.pcie.maxWidth = readUnsigned(*api, api->deviceGetMaxPcieLinkWidth, "nvmlDeviceGetMaxPcieLinkWidth", dev);
+    int persistence = 0;
+    if (!api->deviceGetPersistenceMode)
+      g.persistenceMode = Known<bool>::unknown("nvmlDeviceGetPersistenceMode not in this NVML");
+    else if ((r = api->deviceGetPersistenceMode(dev, &persistence)) == nvml::kSuccess)
+      g.persistenceMode = persistence == 1;
+    else
+      g.persistenceMode = unknownFrom<bool>(*api, "nvmlDeviceGetPersistenceMode", r);
     nvml::GpuFabricInfo fabric{};
     if (!api->deviceGetGpuFabricInfo) {
       g.fabricState = Known<std::string>::unknown("nvmlDeviceGetGpuFabricInfo not in this NVML");

@@ -52,6 +52,7 @@ Snapshot probeMachine(const ProbeOptions& options) {
   }
   probe::readSysfs(s, options.fsRoot);
   probe::readPlatform(s, options.fsRoot);
+  probe::readProcessLimits(s, options.fsRoot);
   return s;
 }
 

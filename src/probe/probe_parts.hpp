@@ -15,6 +15,10 @@ void readNvml(Snapshot& s);
 void readSysfs(Snapshot& s, const std::string& fsRoot);
 /// IOMMU, kernel command line, ACS on bridges above the GPUs, this process's CPUs.
 void readPlatform(Snapshot& s, const std::string& fsRoot);
+/// What multi-process P2P and NCCL need from this process's surroundings: container kind, IPC
+/// and PID namespaces, /dev/shm size, RLIMIT_MEMLOCK, Yama ptrace scope, effective
+/// capabilities, and whether the driver's /dev/nvidia* nodes open.
+void readProcessLimits(Snapshot& s, const std::string& fsRoot);
 /// P2P-relevant environment variables and the NCCL version (libnccl.so.2 via dlopen).
 void readEnvironment(Snapshot& s);
 

@@ -19,6 +19,22 @@ const std::string* Snapshot::env(const std::string& name) const {
   return it == environment.end() ? nullptr : &it->second;
 }
 
+Known<bool> Platform::hasCapability(int bit) const {
+  if (!capEff.known()) return Known<bool>::unknown(capEff.reason());
+  // /proc/self/status prints CapEff as 16 hex digits; parsed by hand so that no malformed
+  // value can throw.
+  std::uint64_t mask = 0;
+  for (char c : capEff.value()) {
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (v < 0) return Known<bool>::unknown("capEff is not hexadecimal: " + capEff.value());
+    mask = (mask << 4) | static_cast<std::uint64_t>(v);
+  }
+  return bit >= 0 && bit < 64 && ((mask >> bit) & 1) != 0;
+}
+
 bool Snapshot::envFlag(const std::string& name) const {
   const std::string* v = env(name);
   return v && !v->empty() && *v != "0" && *v != "false";

@@ -22,6 +22,7 @@ Json knownToJson(const Known<T>& k);
 
 Json toJsonValue(const std::string& v) { return v; }
 Json toJsonValue(int v) { return v; }
+Json toJsonValue(std::int64_t v) { return v; }
 Json toJsonValue(bool v) { return v; }
 
 Json toJsonValue(const std::vector<NvLink>& links) {
@@ -43,13 +44,26 @@ Json toJsonValue(const std::vector<BridgeAcs>& bridges) {
   return out;
 }
 
+Json toJsonValue(const std::vector<DeviceNode>& nodes) {
+  Json out = Json::array();
+  for (const DeviceNode& n : nodes) out.push_back({{"path", n.path}, {"access", n.access}});
+  return out;
+}
+
 template <class T>
 Json knownToJson(const Known<T>& k) {
   if (k.known()) return toJsonValue(k.value());
   return Json{{"unknown", k.reason()}};
 }
 
-Json gpuToJson(const Gpu& g) {
+// Optional fields are written only when the snapshot holds them (see kNotRecorded).
+template <class T>
+void putOptional(Json& obj, const char* key, const Known<T>& k) {
+  if (!k.known() && k.reason() == kNotRecorded) return;
+  obj[key] = knownToJson(k);
+}
+
+Json gpuRequiredFields(const Gpu& g) {
   return {{"index", g.index},
           {"name", g.name},
           {"uuid", knownToJson(g.uuid)},
@@ -70,6 +84,12 @@ Json gpuToJson(const Gpu& g) {
             {"maxWidth", knownToJson(g.pcie.maxWidth)}}},
           {"fabricState", knownToJson(g.fabricState)},
           {"nvlinks", knownToJson(g.nvlinks)}};
+}
+
+Json gpuToJson(const Gpu& g) {
+  Json out = gpuRequiredFields(g);
+  putOptional(out, "persistenceMode", g.persistenceMode);
+  return out;
 }
 
 Json pairToJson(const PeerPair& p) {
@@ -131,6 +151,18 @@ class Reader {
     return v.get<T>();
   }
 
+  /// known(), or unknown(kNotRecorded) when the key is absent.
+  template <class T, class Parse>
+  Known<T> optional(const char* key, Parse parse) const {
+    if (!has(key)) return Known<T>::unknown(kNotRecorded);
+    return known<T>(key, parse);
+  }
+  template <class T>
+  Known<T> optional(const char* key) const {
+    if (!has(key)) return Known<T>::unknown(kNotRecorded);
+    return known<T>(key);
+  }
+
   template <class T>
   Known<T> known(const char* key) const {
     return known<T>(key, [](const Json& v, const std::string& path) { return as<T>(v, path); });
@@ -177,6 +209,16 @@ std::vector<NvLink> parseLinks(const Json& v, const std::string& path) {
   return out;
 }
 
+std::vector<DeviceNode> parseDeviceNodes(const Json& v, const std::string& path) {
+  if (!v.is_array()) throw FormatError{path, "expected an array"};
+  std::vector<DeviceNode> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    Reader r(v[i], fmt::format("{}[{}]", path, i));
+    out.push_back({r.str("path"), r.str("access")});
+  }
+  return out;
+}
+
 std::vector<BridgeAcs> parseBridges(const Json& v, const std::string& path) {
   if (!v.is_array()) throw FormatError{path, "expected an array"};
   std::vector<BridgeAcs> out;
@@ -215,6 +257,7 @@ Gpu parseGpu(const Reader& r) {
   g.pcie.maxWidth = pcie.known<int>("maxWidth");
   g.fabricState = r.known<std::string>("fabricState");
   g.nvlinks = r.known<std::vector<NvLink>>("nvlinks", parseLinks);
+  g.persistenceMode = r.optional<bool>("persistenceMode");
   return g;
 }
 
@@ -264,6 +307,14 @@ Snapshot parseSnapshot(const Json& root) {
   s.platform.kernelCmdline = platform.known<std::string>("kernelCmdline");
   s.platform.acs = platform.known<std::vector<BridgeAcs>>("acs", parseBridges);
   s.platform.processCpuAffinity = platform.known<std::string>("processCpuAffinity");
+  s.platform.container = platform.optional<std::string>("container");
+  s.platform.ipcNamespace = platform.optional<std::string>("ipcNamespace");
+  s.platform.pidNamespace = platform.optional<std::string>("pidNamespace");
+  s.platform.devShmBytes = platform.optional<std::int64_t>("devShmBytes");
+  s.platform.memlockBytes = platform.optional<std::int64_t>("memlockBytes");
+  s.platform.ptraceScope = platform.optional<int>("ptraceScope");
+  s.platform.capEff = platform.optional<std::string>("capEff");
+  s.platform.deviceNodes = platform.optional<std::vector<DeviceNode>>("deviceNodes", parseDeviceNodes);
   const Json& env = r.field("environment");
   if (!env.is_object()) throw FormatError{"environment", "expected an object"};
   for (auto it = env.begin(); it != env.end(); ++it)
@@ -309,6 +360,15 @@ std::string snapshotToJson(const Snapshot& s) {
                       {"kernelCmdline", knownToJson(s.platform.kernelCmdline)},
                       {"acs", knownToJson(s.platform.acs)},
                       {"processCpuAffinity", knownToJson(s.platform.processCpuAffinity)}};
+  Json& platform = root["platform"];
+  putOptional(platform, "container", s.platform.container);
+  putOptional(platform, "ipcNamespace", s.platform.ipcNamespace);
+  putOptional(platform, "pidNamespace", s.platform.pidNamespace);
+  putOptional(platform, "devShmBytes", s.platform.devShmBytes);
+  putOptional(platform, "memlockBytes", s.platform.memlockBytes);
+  putOptional(platform, "ptraceScope", s.platform.ptraceScope);
+  putOptional(platform, "capEff", s.platform.capEff);
+  putOptional(platform, "deviceNodes", s.platform.deviceNodes);
   root["environment"] = Json::object();
   for (const auto& [k, v] : s.environment) root["environment"][k] = v;
   return root.dump(2) + "\n";

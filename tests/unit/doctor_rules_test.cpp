@@ -14,11 +14,7 @@ namespace {
 
 Snapshot fixture(const std::string& name) { return testing::loadFixture(name); }
 
-std::multiset<std::string> rulesOf(const DoctorReport& r) {
-  std::multiset<std::string> out;
-  for (const Finding& f : r.findings) out.insert(f.rule);
-  return out;
-}
+using testing::rulesOf;
 
 const Finding* findingOf(const DoctorReport& r, const std::string& rule) {
   for (const Finding& f : r.findings)

@@ -1,15 +1,18 @@
 // gpupeer explain: which known failures a log shows, why they happen, what not to try, and
-// what to run instead.
+// what to run instead; and what pasted tool outputs (nvidia-smi topo/nvlink, nccl-tests, the
+// CUDA P2P samples, NCCL_DEBUG=INFO logs) say about P2P, read in the same pass.
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli_common.hpp"
 #include "gpupeer/kb.hpp"
+#include "gpupeer/tool_output.hpp"
 
 namespace gpupeer::cli {
 namespace {
@@ -29,18 +32,18 @@ int usage(const std::string& message) {
   return kExitUsage;
 }
 
-Result<KbScan> scanInput(const Options& o, const KbMatcher& matcher) {
+Result<KbScan> scanInput(const Options& o, const KbMatcher& matcher, const KbMatcher::LineObserver& onLine) {
   bool stdinText = o.text.size() == 1 && o.text[0] == "-";
-  if (o.file == "-" || stdinText) return matcher.scan(std::cin);
+  if (o.file == "-" || stdinText) return matcher.scan(std::cin, onLine);
   if (!o.file.empty()) {
     std::ifstream in(o.file, std::ios::binary);
     if (!in)
       return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open '{}': {}", o.file, std::strerror(errno)));
-    return matcher.scan(in);
+    return matcher.scan(in, onLine);
   }
   std::string joined;
   for (const std::string& word : o.text) joined += (joined.empty() ? "" : " ") + word;
-  return matcher.scanText(joined);
+  return matcher.scanText(joined, onLine);
 }
 
 int run(const Options& o) {
@@ -55,25 +58,37 @@ int run(const Options& o) {
   for (const std::string& w : warnings) warn(w);
   if (!kb.isOk()) return usage(kb.status().message());
   if (kb.value().size() == 0) warn("the knowledge base is empty: nothing can match");
-  Result<KbMatcher> matcher = KbMatcher::build(kb.value());
+  // The tool-output triggers ride in the KB's regex set: one pass over the log serves both.
+  Result<KbMatcher> matcher = KbMatcher::build(kb.value(), ToolOutputReader::triggerPatterns());
   if (!matcher.isOk()) return reportError(matcher.status());
 
-  Result<KbScan> scan = scanInput(o, matcher.value());
+  ToolOutputReader outputs;
+  Result<KbScan> scan = scanInput(
+      o, matcher.value(),
+      [&outputs](std::string_view line, std::uint64_t n, bool triggered) { outputs.feed(line, n, triggered); });
   if (!scan.isOk()) {
     if (scan.status().code() == ErrorCode::kNotFound) return usage(scan.status().message());
     fmt::print(stderr, "gpupeer explain: {}\n", scan.status().message());
     return kExitError;
   }
   const KbScan& s = scan.value();
+  std::vector<ToolOutputFinding> tools = outputs.finish();
   if (o.json) {
-    fmt::print("{}", kbScanToJson(s, o.top));
-  } else if (s.matches.empty()) {
-    fmt::print("No known failure matched the {} line{} read ({} entries in the knowledge base).\n", s.linesRead,
-               s.linesRead == 1 ? "" : "s", kb.value().size());
+    nlohmann::ordered_json out = kbScanToJsonValue(s, o.top);
+    out["toolOutputs"] = toolOutputsToJson(tools);
+    // Log lines may hold invalid UTF-8: replace it rather than throw.
+    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
   } else {
-    fmt::print("{}", renderKbScanText(s, o.top));
+    // Tool outputs first: when a table was pasted, what it shows is the answer; KB matches
+    // of its lines follow.
+    std::string text = renderToolOutputsText(tools);
+    if (!s.matches.empty()) text += (text.empty() ? "" : "\n") + renderKbScanText(s, o.top);
+    if (text.empty())
+      text = fmt::format("No known failure matched the {} line{} read ({} entries in the knowledge base).\n",
+                         s.linesRead, s.linesRead == 1 ? "" : "s", kb.value().size());
+    fmt::print("{}", text);
   }
-  return s.matches.empty() ? kExitFailed : kExitOk;
+  return s.matches.empty() && tools.empty() ? kExitFailed : kExitOk;
 }
 
 CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
@@ -81,7 +96,9 @@ CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
   CLI::App* sub =
       app.add_subcommand("explain",
                          "Explain an error message or a log: the known failure, its cause, what not to try, what "
-                         "to run. Exit 0 when something matched, 1 when nothing did");
+                         "to run; also reads pasted nvidia-smi topo/nvlink, dcgmi, nccl-tests, simpleP2P, "
+                         "p2pBandwidthLatencyTest and NCCL_DEBUG=INFO output. Exit 0 when something matched or was "
+                         "recognised, 1 when nothing was");
   sub->add_option("text", opts->text, "the error message (several words are joined), or - for stdin");
   sub->add_option("-f,--file", opts->file, "read this log file (- for stdin); any size, streamed")->type_name("LOG");
   sub->add_option("--kb", opts->kbDirs, "also load KB entries (*.json) from this directory; repeatable")
@@ -94,6 +111,8 @@ CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
       "  gpupeer explain \"CUDA error: peer access is not supported between these two devices\"\n"
       "  gpupeer explain -f train.log\n"
       "  NCCL_DEBUG=WARN torchrun ... 2>&1 | gpupeer explain -\n"
+      "  nvidia-smi topo -p2p r | gpupeer explain -\n"
+      "  NCCL_DEBUG=INFO ./all_reduce_perf -g 8 2>&1 | gpupeer explain -\n"
       "The KB is the built-in one plus each directory of GPUPEER_KB_PATH (colon-separated) and --kb.");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
