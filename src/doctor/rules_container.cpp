@@ -77,7 +77,7 @@ void memlockLimit(const Snapshot& s, const Measurements*, Findings& out) {
                  "RLIMIT_MEMLOCK soft limit " + bytesText(lim.value()) +
                      ", no CAP_IPC_LOCK; NCCL's InfiniBand/RoCE transport, GPUDirect RDMA and UCX fail to "
                      "register memory; P2P and SHM inside one host are not affected",
-                 "platform/memlock-limit-too-low"});
+                 "platform/memlock-limit"});
 }
 
 void ptraceBlocksFdPassing(const Snapshot& s, const Measurements*, Findings& out) {
@@ -120,15 +120,15 @@ void deviceNodesDenied(const Snapshot& s, const Measurements*, Findings& out) {
                    "open() returns EPERM for " + denied.substr(2) +
                        " (typical after `systemctl daemon-reload` on the host: systemd re-applies the container's "
                        "device rules without the GPUs the NVIDIA runtime added; NVML then says 'Unknown Error')",
-                   "platform/cgroup-denies-gpu-device"});
+                   "platform/container-nvml-unknown-error"});
   if (!missing.empty())
     out.push_back({"device-nodes", Severity::kError, "NVIDIA device nodes are missing although the driver is loaded",
                    "not present: " + missing.substr(2) +
                        " (a container started without the NVIDIA runtime, or nvidia-uvm not loaded)",
-                   "platform/cgroup-denies-gpu-device"});
+                   "platform/container-nvml-unknown-error"});
   if (!noPermission.empty())
     out.push_back({"device-nodes", Severity::kWarning, "Some NVIDIA device nodes cannot be opened by this user",
-                   noPermission.substr(2), "platform/cgroup-denies-gpu-device"});
+                   noPermission.substr(2), "platform/container-nvml-unknown-error"});
 }
 
 void persistenceModeOff(const Snapshot& s, const Measurements*, Findings& out) {
