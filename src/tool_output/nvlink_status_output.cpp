@@ -92,7 +92,10 @@ class NvlinkStatusParser : public ToolOutputParser {
           "pairs over those links get less bandwidth, or lose P2P when none is left; on NVSwitch "
           "systems every link down on a GPU usually means Fabric Manager is not running");
     }
-    if (speeds.size() > 1) {
+    // Links a little apart are normal (NVLink5 lists 50 and 53.125 GB/s on a healthy B200); a
+    // link that trained down runs at a fraction of the others.
+    const bool downtrained = speeds.size() > 1 && speeds.begin()->first < 0.9 * speeds.rbegin()->first;
+    if (downtrained) {
       std::string list;
       for (const auto& [s, count] : speeds)
         list += fmt::format("{}{} link(s) at {:g} GB/s", list.empty() ? "" : ", ", count, s);
@@ -101,6 +104,9 @@ class NvlinkStatusParser : public ToolOutputParser {
       if (f.kbIds.empty()) f.kbIds.push_back("nvlink/link-inactive");
     } else if (speeds.size() == 1) {
       f.details.push_back(fmt::format("every active link at {:g} GB/s", speeds.begin()->first));
+    } else if (!speeds.empty()) {
+      f.details.push_back(
+          fmt::format("active links at {:g} to {:g} GB/s", speeds.begin()->first, speeds.rbegin()->first));
     }
     out.push_back(std::move(f));
   }
