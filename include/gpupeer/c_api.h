@@ -105,8 +105,9 @@ int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int 
 int gpupeer_doctor(const char* snapshot_path, const char* snapshot_json, int gpu_actions, int format, char** out,
                    int* worst, gpupeer_error** error);
 /// `gpupeer explain`: `text`, else the log file `log_path`, scanned against the built-in KB plus
-/// `kb_dirs` (`kb_dir_count` directories); at most `top` matches shown (0: all). *matches (when
-/// not null): how many entries matched.
+/// `kb_dirs` (`kb_dir_count` directories), with the tool outputs pasted in it read in the same
+/// pass; at most `top` matches shown (0: all). *matches (when not null): how many entries
+/// matched plus how many tool outputs were recognised (0: explain's exit 1).
 int gpupeer_explain(const char* text, const char* log_path, const char* const* kb_dirs, int kb_dir_count, size_t top,
                     int format, char** out, size_t* matches, gpupeer_error** error);
 

@@ -11,6 +11,7 @@
 
 #include "c_api_error.hpp"
 #include "gpupeer/doctor.hpp"
+#include "gpupeer/explain.hpp"
 #include "gpupeer/kb.hpp"
 #include "gpupeer/log.hpp"
 #include "gpupeer/peer_check.hpp"
@@ -56,22 +57,20 @@ Result<Explained> explain(const char* text, const char* logPath, const char* con
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);
   for (const std::string& w : warnings) GPUPEER_WARN("KB: {}", w);
   if (!kb.isOk()) return kb.status();
-  Result<KbMatcher> matcher = KbMatcher::build(kb.value());
-  if (!matcher.isOk()) return matcher.status();
-  KbScan scan;
+  Result<Explanation> explained = Explanation{};
   if (given(text)) {
-    scan = matcher.value().scanText(text);
+    explained = explainText(kb.value(), text);
   } else {
     std::ifstream in(logPath, std::ios::binary);
     if (!in)
       return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open '{}': {}", logPath, std::strerror(errno)));
-    Result<KbScan> scanned = matcher.value().scan(in);
-    if (!scanned.isOk()) return scanned.status();
-    scan = std::move(scanned).value();
+    explained = explainStream(kb.value(), in);
   }
+  if (!explained.isOk()) return explained.status();
+  const Explanation& x = explained.value();
   Explained e;
-  e.matches = scan.matches.size();
-  e.document = format == GPUPEER_FORMAT_JSON ? kbScanToJson(scan, top) : renderKbScanText(scan, top);
+  e.matches = x.scan.matches.size() + x.tools.size();
+  e.document = format == GPUPEER_FORMAT_JSON ? explanationToJson(x, top) : renderExplanationText(x, top);
   return e;
 }
 

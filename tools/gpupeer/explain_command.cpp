@@ -11,8 +11,7 @@
 #include <sstream>
 
 #include "cli_common.hpp"
-#include "gpupeer/kb.hpp"
-#include "gpupeer/tool_output.hpp"
+#include "gpupeer/explain.hpp"
 
 namespace gpupeer::cli {
 namespace {
@@ -32,18 +31,18 @@ int usage(const std::string& message) {
   return kExitUsage;
 }
 
-Result<KbScan> scanInput(const Options& o, const KbMatcher& matcher, const KbMatcher::LineObserver& onLine) {
+Result<Explanation> explainInput(const Options& o, const KnowledgeBase& kb) {
   bool stdinText = o.text.size() == 1 && o.text[0] == "-";
-  if (o.file == "-" || stdinText) return matcher.scan(std::cin, onLine);
+  if (o.file == "-" || stdinText) return explainStream(kb, std::cin);
   if (!o.file.empty()) {
     std::ifstream in(o.file, std::ios::binary);
     if (!in)
       return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open '{}': {}", o.file, std::strerror(errno)));
-    return matcher.scan(in, onLine);
+    return explainStream(kb, in);
   }
   std::string joined;
   for (const std::string& word : o.text) joined += (joined.empty() ? "" : " ") + word;
-  return matcher.scanText(joined, onLine);
+  return explainText(kb, joined);
 }
 
 int run(const Options& o) {
@@ -58,37 +57,14 @@ int run(const Options& o) {
   for (const std::string& w : warnings) warn(w);
   if (!kb.isOk()) return usage(kb.status().message());
   if (kb.value().size() == 0) warn("the knowledge base is empty: nothing can match");
-  // The tool-output triggers ride in the KB's regex set: one pass over the log serves both.
-  Result<KbMatcher> matcher = KbMatcher::build(kb.value(), ToolOutputReader::triggerPatterns());
-  if (!matcher.isOk()) return reportError(matcher.status());
-
-  ToolOutputReader outputs;
-  Result<KbScan> scan = scanInput(
-      o, matcher.value(),
-      [&outputs](std::string_view line, std::uint64_t n, bool triggered) { outputs.feed(line, n, triggered); });
-  if (!scan.isOk()) {
-    if (scan.status().code() == ErrorCode::kNotFound) return usage(scan.status().message());
-    fmt::print(stderr, "gpupeer explain: {}\n", scan.status().message());
+  Result<Explanation> e = explainInput(o, kb.value());
+  if (!e.isOk()) {
+    if (e.status().code() == ErrorCode::kNotFound) return usage(e.status().message());
+    fmt::print(stderr, "gpupeer explain: {}\n", e.status().message());
     return kExitError;
   }
-  const KbScan& s = scan.value();
-  std::vector<ToolOutputFinding> tools = outputs.finish();
-  if (o.json) {
-    nlohmann::ordered_json out = kbScanToJsonValue(s, o.top);
-    out["toolOutputs"] = toolOutputsToJson(tools);
-    // Log lines may hold invalid UTF-8: replace it rather than throw.
-    fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-  } else {
-    // Tool outputs first: when a table was pasted, what it shows is the answer; KB matches
-    // of its lines follow.
-    std::string text = renderToolOutputsText(tools);
-    if (!s.matches.empty()) text += (text.empty() ? "" : "\n") + renderKbScanText(s, o.top);
-    if (text.empty())
-      text = fmt::format("No known failure matched the {} line{} read ({} entries in the knowledge base).\n",
-                         s.linesRead, s.linesRead == 1 ? "" : "s", kb.value().size());
-    fmt::print("{}", text);
-  }
-  return s.matches.empty() && tools.empty() ? kExitFailed : kExitOk;
+  fmt::print("{}", o.json ? explanationToJson(e.value(), o.top) : renderExplanationText(e.value(), o.top));
+  return e.value().found() ? kExitOk : kExitFailed;
 }
 
 CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {

@@ -1,0 +1,38 @@
+#pragma once
+/// \file explain.hpp
+/// What `gpupeer explain` answers for a text or a log, shared by the CLI and the C API: the
+/// known failures its lines match (KB) and what the tool outputs pasted in it say (nvidia-smi,
+/// dcgmi, nccl-tests, the CUDA P2P samples, NCCL_DEBUG=INFO), read in one streamed pass.
+
+#include <cstddef>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "gpupeer/kb.hpp"
+#include "gpupeer/status.hpp"
+#include "gpupeer/tool_output.hpp"
+
+namespace gpupeer {
+
+/// One explain's result. Plain data; any thread.
+struct Explanation {
+  KbScan scan;                           ///< the KB matches, best first
+  std::vector<ToolOutputFinding> tools;  ///< what the pasted tool outputs say
+  std::size_t kbEntries = 0;             ///< entries the knowledge base held
+  /// Whether anything matched or was recognised (explain's exit 0).
+  bool found() const { return !scan.matches.empty() || !tools.empty(); }
+};
+
+/// Explains the lines of `in` (streamed: any size) against `kb`.
+Result<Explanation> explainStream(const KnowledgeBase& kb, std::istream& in);
+/// Explains `text` (one message or many lines).
+Result<Explanation> explainText(const KnowledgeBase& kb, const std::string& text);
+
+/// The text `gpupeer explain` prints: tool outputs first, then at most `top` KB matches (0: all).
+std::string renderExplanationText(const Explanation& e, std::size_t top);
+/// `gpupeer explain --json` (ends with a newline): the KB scan's document with the tool outputs
+/// under "toolOutputs".
+std::string explanationToJson(const Explanation& e, std::size_t top);
+
+}  // namespace gpupeer
