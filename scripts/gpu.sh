@@ -78,6 +78,7 @@ run_tests() {
   step doctor-p2p-disabled env NCCL_P2P_DISABLE=1 "$g" doctor
   step doctor-visible-reversed env CUDA_VISIBLE_DEVICES="$(seq -s, "$last" -1 0)" "$g" doctor
   step explain-seed "$g" explain "RuntimeError: CUDA error: peer access is not supported between these two devices"
+  step report "$g" report -o "$out/report.html"
   step check-bad-dup "$g" check --devices 0,0
   step check-bad-index "$g" check --devices 0,99
   step bench-bad-zero "$g" bench -s 0
@@ -93,6 +94,8 @@ run_bench() {
   step sweep-ce-write "$g" bench --sweep -t ce_write -b 8 -e 1G -f 2 --pair 0,$last
   step sweep-sm "$g" bench --sweep -t sm_copy,sm_write,sm_read -b 8 -e 1G -f 2 --pair 0,$last
   step sweep-no-p2p "$g" bench --sweep -t ce_no_p2p -b 4K -e 1G -f 4 --pair 0,$last
+  [ -e "$build/libgpupeer_c.so" ] && step python-binding-cost env GPUPEER_LIBRARY="$build/libgpupeer_c.so" \
+    PYTHONPATH="$here/../python" python3 "$here/../bench/micro/python_binding_cost.py" --gpu
   [ -x "$build/gpupeer_launch_cost" ] && step launch-cost "$build/gpupeer_launch_cost"
   [ -x "$build/gpupeer_ce_sm_mix" ] && for mib in 32 64; do step "ce-sm-mix-${mib}M" "$build/gpupeer_ce_sm_mix" $mib; done
   return 0
