@@ -141,7 +141,7 @@ run_tune() {
 
 run_procs() {
   local op mode p=${procs:-$([ "$n" -gt 1 ] && echo "$n" || echo 2)}
-  STEP_TIMEOUT=${STEP_TIMEOUT:-600} step ctest-rank bash -c "cd '$build' && ctest -R Rank --output-on-failure"
+  STEP_TIMEOUT=${STEP_TIMEOUT:-600} step ctest-rank bash -c "cd '$build' && ctest -L gpu -R Rank --output-on-failure"
   for op in $ops; do
     for mode in eager graph; do
       step "p$p-$op-$mode" "$g" coll $op --procs "$p" -b 8 -e "$max" -f 4 -d float -o sum \
