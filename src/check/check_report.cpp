@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/peer_check.hpp"
 
 namespace gpupeer {
@@ -126,7 +127,7 @@ std::string checkReportToJson(const CheckReport& r) {
   root["passed"] = r.count(CheckOutcome::kPass);
   root["failed"] = r.count(CheckOutcome::kFail);
   root["skipped"] = r.count(CheckOutcome::kSkip);
-  return root.dump(2) + "\n";
+  return dumpJson(root, 2) + "\n";
 }
 
 }  // namespace gpupeer
