@@ -60,7 +60,10 @@ Result<std::vector<int>> parseDeviceList(const std::string& text, int deviceCoun
     if (item.empty() || used != item.size())
       return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                            fmt::format("device list '{}': '{}' is not a device number", text, item));
-    if (value < 0 || value >= deviceCount)
+    if (value < 0)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                           fmt::format("device {} does not exist: device numbers start at 0", value));
+    if (value >= deviceCount)
       return GPUPEER_ERROR(
           ErrorCode::kInvalidArgument,
           fmt::format("device {} does not exist: {} GPU(s) visible (0 to {})", value, deviceCount, deviceCount - 1));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
@@ -67,27 +68,32 @@ std::string indent(const std::string& text, const std::string& pad) {
 }
 
 void printText(const Snapshot& s, const DoctorReport& r, const Measurements* m, double seconds) {
-  fmt::print("gpupeer doctor: {}\n", r.verdict);
-  if (!r.findings.empty()) fmt::print("\nFindings ({}):\n", r.findings.size());
+  std::string text;
+  auto out = std::back_inserter(text);
+  fmt::format_to(out, "gpupeer doctor: {}\n", r.verdict);
+  if (!r.findings.empty()) fmt::format_to(out, "\nFindings ({}):\n", r.findings.size());
   for (const Finding& f : r.findings) {
-    fmt::print("  [{}] {}  ({})\n", severityName(f.severity), f.title, f.rule);
-    if (!f.evidence.empty()) fmt::print("{}\n", indent(f.evidence, "      "));
+    fmt::format_to(out, "  [{}] {}  ({})\n", severityName(f.severity), f.title, f.rule);
+    if (!f.evidence.empty()) fmt::format_to(out, "{}\n", indent(f.evidence, "      "));
     KbAdvice advice = kbAdviceFor(f.kbId);
-    if (!f.kbId.empty()) fmt::print("      explained by KB {}{}\n", f.kbId, advice.found ? "" : " (entry not loaded)");
+    if (!f.kbId.empty())
+      fmt::format_to(out, "      explained by KB {}{}\n", f.kbId, advice.found ? "" : " (entry not loaded)");
     if (!advice.firstWorkaround.empty())
-      fmt::print("      first thing to try:\n{}\n", indent(advice.firstWorkaround, "        "));
+      fmt::format_to(out, "      first thing to try:\n{}\n", indent(advice.firstWorkaround, "        "));
   }
-  fmt::print("\nWhat was checked: {} rules over the snapshot of {} ({} GPU(s))", doctorRules().size(),
-             s.hostname.empty() ? "this machine" : s.hostname, s.gpus.size());
+  fmt::format_to(out, "\nWhat was checked: {} rules over the snapshot of {} ({} GPU(s))", doctorRules().size(),
+                 s.hostname.empty() ? "this machine" : s.hostname, s.gpus.size());
   if (m && m->check)
-    fmt::print("; P2P data check: {} passed, {} failed, {} skipped", m->check->count(CheckOutcome::kPass),
-               m->check->count(CheckOutcome::kFail), m->check->count(CheckOutcome::kSkip));
+    fmt::format_to(out, "; P2P data check: {} passed, {} failed, {} skipped", m->check->count(CheckOutcome::kPass),
+                   m->check->count(CheckOutcome::kFail), m->check->count(CheckOutcome::kSkip));
   if (m && !m->copyEngineGBps.empty()) {
-    fmt::print("; copy-engine bandwidth:");
-    for (const auto& [p, gbps] : m->copyEngineGBps) fmt::print(" GPU{}->GPU{} {:.0f} GB/s", p.first, p.second, gbps);
+    fmt::format_to(out, "; copy-engine bandwidth:");
+    for (const auto& [p, gbps] : m->copyEngineGBps)
+      fmt::format_to(out, " GPU{}->GPU{} {:.0f} GB/s", p.first, p.second, gbps);
   }
-  fmt::print(" ({:.1f} s)\n", seconds);
-  for (const std::string& n : r.notRun) fmt::print("Not run: {}\n", n);
+  fmt::format_to(out, " ({:.1f} s)\n", seconds);
+  for (const std::string& n : r.notRun) fmt::format_to(out, "Not run: {}\n", n);
+  printTerminal(text);
 }
 
 void printJson(const DoctorReport& r, const Measurements* m) {
@@ -111,7 +117,7 @@ void printJson(const DoctorReport& r, const Measurements* m) {
       j["copyEngineGBps"].push_back({{"src", p.first}, {"dst", p.second}, {"gbps", gbps}});
     if (m->check) j["check"] = nlohmann::ordered_json::parse(checkReportToJson(*m->check));
   }
-  fmt::print("{}\n", j.dump(2));
+  fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 int run(const Options& o) {

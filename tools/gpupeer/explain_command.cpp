@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -22,10 +23,10 @@ struct Options {
   std::size_t top = 5;
 };
 
-void warn(const std::string& message) { fmt::print(stderr, "gpupeer explain: warning: {}\n", message); }
+void warn(const std::string& message) { fmt::print(stderr, "gpupeer explain: warning: {}\n", terminalSafe(message)); }
 
 int usage(const std::string& message) {
-  fmt::print(stderr, "gpupeer explain: {}\n", message);
+  fmt::print(stderr, "gpupeer explain: {}\n", terminalSafe(message));
   return kExitUsage;
 }
 
@@ -48,7 +49,16 @@ int run(const Options& o) {
     return usage("give the error text, -f LOG, or - to read standard input (see --help)");
   if (!o.text.empty() && !o.file.empty()) return usage("give either the error text or -f LOG, not both");
 
-  std::vector<std::string> dirs = KnowledgeBase::defaultDirectories();
+  // The built-in KB and GPUPEER_KB_PATH's folders that exist (a stale entry in the variable is
+  // a warning, not a failure); every --kb folder must exist.
+  std::vector<std::string> dirs;
+  for (const std::string& d : KnowledgeBase::defaultDirectories()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(d, ec))
+      dirs.push_back(d);
+    else
+      warn(fmt::format("KB directory '{}' (GPUPEER_KB_PATH) does not exist or is not a directory; skipped", d));
+  }
   dirs.insert(dirs.end(), o.kbDirs.begin(), o.kbDirs.end());
   std::vector<std::string> warnings;
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);
@@ -71,7 +81,7 @@ int run(const Options& o) {
     fmt::print("No known failure matched the {} line{} read ({} entries in the knowledge base).\n", s.linesRead,
                s.linesRead == 1 ? "" : "s", kb.value().size());
   } else {
-    fmt::print("{}", renderKbScanText(s, o.top));
+    printTerminal(renderKbScanText(s, o.top));  // log lines and KB files may hold escapes
   }
   return s.matches.empty() ? kExitFailed : kExitOk;
 }
@@ -88,7 +98,9 @@ CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
       ->allow_extra_args(false)
       ->type_name("DIR");
   sub->add_flag("--json", opts->json, "JSON output for scripts");
-  sub->add_option("--top", opts->top, "show at most N matches, best first (0 = all; default 5)")->type_name("N");
+  sub->add_option("--top", opts->top, "show at most N matches, best first (0 = all; default 5)")
+      ->check(CLI::Range(0, 1000000))
+      ->type_name("N");
   sub->footer(
       "Examples:\n"
       "  gpupeer explain \"CUDA error: peer access is not supported between these two devices\"\n"
