@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh build
 scripts/check_format.sh
 ctest --test-dir build --output-on-failure -j 2
+# Once more with AddressSanitizer + UBSan (CPU sources only), then each fuzz target briefly.
+scripts/sanitize.sh "${GPUPEER_FUZZ_SECONDS:-20}"
