@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 packages=(cmake make g++ libgtest-dev nlohmann-json3-dev libre2-dev libcli11-dev libfmt-dev clang-format
-  python3 python3-dev python3-pytest python3-numpy
+  python3 python3-dev python3-pytest python3-numpy clang-14 libclang-rt-14-dev
   chromium pkg-config)  # chromium: the report is checked in a real browser; pkg-config: gpupeer.pc
 missing=()
 for p in "${packages[@]}"; do

@@ -10,3 +10,6 @@ python3 scripts/bench_readme.py --check  # bench/README.md and results.jsonl fil
 
 # The installed package: a find_package and a pkg-config consumer built against it.
 scripts/check_package.sh build
+
+# Once more with AddressSanitizer + UBSan (CPU sources only), then each fuzz target briefly.
+scripts/sanitize.sh "${GPUPEER_FUZZ_SECONDS:-20}"

@@ -83,7 +83,11 @@ class Communicator {
 
   // One send and receive buffer and one stream per rank; in place when a rank's buffers are
   // the same (all-gather: send == recv + rank x count; reduce-scatter: recv == send + rank x
-  // count). Every argument is checked before anything is enqueued.
+  // count). Every argument is checked before anything is enqueued: a buffer that is not device
+  // memory of its rank's GPU (freed, host, another GPU's) or is smaller than the operation needs
+  // is refused by the driver's pointer attributes. What they cannot tell stays the caller's
+  // contract: memory freed and allocated again at the same address, or freed while an operation
+  // on it is still in its stream.
 
   /// recv[r] = send[0] op ... op send[n-1], `count` elements.
   Status allReduce(const std::vector<const void*>& send, const std::vector<void*>& recv, std::size_t count,

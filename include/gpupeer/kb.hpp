@@ -80,6 +80,10 @@ std::string firstWorkaround(const KbEntry& entry);
 /// Checks types and that id and regex are present; does not compile the regex.
 Result<KbEntry> kbEntryFromJson(const nlohmann::json& doc, std::string sourceFile = {});
 
+/// Parses one entry from JSON text: kParse for text that is not JSON (syntax, invalid UTF-8,
+/// numbers out of range, nesting too deep) or not an entry. Never throws.
+Result<KbEntry> kbEntryFromText(std::string_view text, std::string sourceFile = {});
+
 /// A set of entries with unique ids, in load order. Immutable once loaded; safe to share
 /// between threads.
 class KnowledgeBase {
@@ -118,7 +122,8 @@ class KnowledgeBase {
 const KnowledgeBase& builtinKnowledgeBase();
 
 /// Longest piece of one line the matcher looks at; longer lines are cut into pieces of this
-/// size, each matched on its own (a match that spans a cut is missed).
+/// size, each matched on its own; each piece after the first repeats the last 4 KiB of the one
+/// before, so a message of up to 4 KiB that spans a cut is still matched.
 inline constexpr std::size_t kKbMaxLinePiece = 64 * 1024;
 
 /// A log line as the matcher sees it: ANSI escape sequences (CSI such as "\x1b[31m", OSC,

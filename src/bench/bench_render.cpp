@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/bench.hpp"
 
 namespace gpupeer {
@@ -136,7 +137,7 @@ std::string benchToJsonLine(const BenchResult& r, const Snapshot& s) {
     j["cells"].push_back(cj);
   }
   if (r.kind == BenchKind::kBandwidth) j["sum"] = r.sum();
-  return j.dump() + "\n";
+  return dumpJson(j, -1) + "\n";
 }
 
 std::string benchToCsv(const BenchResult& r, bool header) {

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/peer_check.hpp"
 
 namespace gpupeer {
@@ -59,7 +60,10 @@ Result<std::vector<int>> parseDeviceList(const std::string& text, int deviceCoun
     if (item.empty() || used != item.size())
       return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                            fmt::format("device list '{}': '{}' is not a device number", text, item));
-    if (value < 0 || value >= deviceCount)
+    if (value < 0)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                           fmt::format("device {} does not exist: device numbers start at 0", value));
+    if (value >= deviceCount)
       return GPUPEER_ERROR(
           ErrorCode::kInvalidArgument,
           fmt::format("device {} does not exist: {} GPU(s) visible (0 to {})", value, deviceCount, deviceCount - 1));
@@ -126,7 +130,7 @@ std::string checkReportToJson(const CheckReport& r) {
   root["passed"] = r.count(CheckOutcome::kPass);
   root["failed"] = r.count(CheckOutcome::kFail);
   root["skipped"] = r.count(CheckOutcome::kSkip);
-  return root.dump(2) + "\n";
+  return dumpJson(root, 2) + "\n";
 }
 
 }  // namespace gpupeer

@@ -88,7 +88,8 @@ std::string doctorReportToJson(const DoctorReport& report, const Measurements* m
       j["copyEngineGBps"].push_back({{"src", pair.first}, {"dst", pair.second}, {"gbps", gbps}});
     if (measured->check) j["check"] = nlohmann::ordered_json::parse(checkReportToJson(*measured->check));
   }
-  return j.dump(2) + "\n";
+  // Snapshot strings may hold invalid UTF-8: replace it rather than throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpupeer

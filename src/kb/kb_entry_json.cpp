@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/kb.hpp"
 
 namespace gpupeer {
@@ -27,11 +28,14 @@ class FieldReader {
     return Status::ok();
   }
 
+  /// Every number of an entry is a rate or a probability: 0 to 1 (as kb/schema.json says).
   Status number(const char* key, double& out) const {
     const Json* v = find(key);
     if (!v) return Status::ok();
     if (!v->is_number()) return wrongType(key, "a number");
     out = v->get<double>();
+    if (!(out >= 0 && out <= 1))
+      return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: {} is not a rate from 0 to 1", where(key), out));
     return Status::ok();
   }
 
@@ -205,6 +209,12 @@ Result<KbEntry> kbEntryFromJson(const nlohmann::json& doc, std::string sourceFil
   Status s = canon ? readCanon(doc, e) : readSeed(doc, e);
   if (!s.isOk()) return s;
   return e;
+}
+
+Result<KbEntry> kbEntryFromText(std::string_view text, std::string sourceFile) {
+  Result<Json> doc = parseJsonText<Json>(text, sourceFile.empty() ? "<text>" : sourceFile);
+  if (!doc.isOk()) return doc.status();
+  return kbEntryFromJson(doc.value(), std::move(sourceFile));
 }
 
 }  // namespace gpupeer

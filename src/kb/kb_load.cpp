@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/kb.hpp"
 #include "gpupeer/log.hpp"
 
@@ -44,21 +45,9 @@ Result<std::vector<fs::path>> listJsonFiles(const std::string& dir, std::vector<
 }
 
 Result<KbEntry> loadEntryFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot open: {}", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    return GPUPEER_ERROR(ErrorCode::kParse,
-                         "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
-  }
-  return kbEntryFromJson(doc, path.string());
+  Result<std::string> text = readFileBounded(path.string(), kMaxKbEntryBytes, "KB entry");
+  if (!text.isOk()) return text.status();
+  return kbEntryFromText(text.value(), path.string());
 }
 
 }  // namespace
@@ -72,7 +61,13 @@ Result<KnowledgeBase> KnowledgeBase::loadDirectories(const std::vector<std::stri
     for (const fs::path& path : files.value()) {
       Result<KbEntry> entry = loadEntryFile(path);
       Status s = entry.isOk() ? kb.add(std::move(entry).value()) : entry.status();
-      if (!s.isOk() && warnings) warnings->push_back(fmt::format("{}: {}; skipped", path.string(), s.message()));
+      if (!s.isOk() && warnings) {
+        // Messages of the file's own reading name it already.
+        bool named = s.message().rfind(path.string(), 0) == 0 ||
+                     s.message().find("'" + path.string() + "'") != std::string::npos;
+        warnings->push_back(named ? s.message() + "; skipped"
+                                  : fmt::format("{}: {}; skipped", path.string(), s.message()));
+      }
     }
   }
   return kb;

@@ -6,6 +6,12 @@
 namespace gpupeer {
 namespace kb_detail {
 
+LogLineReader::LogLineReader(std::istream& in, std::size_t pieceBytes, std::size_t overlapBytes)
+    : in_(in), pieceBytes_(pieceBytes ? pieceBytes : kKbMaxLinePiece), overlapBytes_(overlapBytes) {
+  // At least one new byte per piece, so every piece moves the reader on.
+  if (overlapBytes_ >= pieceBytes_) overlapBytes_ = pieceBytes_ - 1;
+}
+
 bool LogLineReader::fill() {
   if (eof_ || failed_) return false;
   in_.read(buffer_, sizeof buffer_);
@@ -19,7 +25,8 @@ bool LogLineReader::fill() {
 
 bool LogLineReader::next(std::string& piece, std::uint64_t& lineNumber) {
   piece.clear();
-  bool any = false;  // read at least one byte (or the '\n') of a line
+  repeated_ = 0;
+  bool any = false;  // read at least one new byte (or the '\n') of a line
   for (;;) {
     if (pos_ == len_ && !fill()) break;
     // A line of exactly N pieces ends with '\n' right after a cut: that '\n' ends the line
@@ -27,12 +34,17 @@ bool LogLineReader::next(std::string& piece, std::uint64_t& lineNumber) {
     if (midLine_ && !any && buffer_[pos_] == '\n') {
       ++pos_;
       midLine_ = false;
+      carry_.clear();
       continue;
+    }
+    if (!any && midLine_) {  // a continuation: start with the end of the piece before
+      piece = carry_;
+      repeated_ = carry_.size();
     }
     any = true;
     const char* start = buffer_ + pos_;
     std::size_t avail = len_ - pos_;
-    std::size_t room = kKbMaxLinePiece - piece.size();
+    std::size_t room = pieceBytes_ - piece.size();
     std::string_view chunk(start, avail < room ? avail : room);
     std::size_t nl = chunk.find('\n');
     if (nl != std::string_view::npos) {
@@ -41,14 +53,16 @@ bool LogLineReader::next(std::string& piece, std::uint64_t& lineNumber) {
       if (!midLine_) ++lines_;
       lineNumber = lines_;
       midLine_ = false;
+      carry_.clear();
       return true;
     }
     piece.append(chunk);
     pos_ += chunk.size();
-    if (piece.size() == kKbMaxLinePiece) {
+    if (piece.size() == pieceBytes_) {
       if (!midLine_) ++lines_;
       lineNumber = lines_;
       midLine_ = true;
+      carry_.assign(piece, piece.size() - overlapBytes_, overlapBytes_);
       return true;
     }
   }
@@ -57,6 +71,7 @@ bool LogLineReader::next(std::string& piece, std::uint64_t& lineNumber) {
   if (!midLine_) ++lines_;
   lineNumber = lines_;
   midLine_ = false;
+  carry_.clear();
   return true;
 }
 

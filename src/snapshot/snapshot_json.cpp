@@ -8,7 +8,10 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+
+#include "core/bounded_input.hpp"
 
 namespace gpupeer {
 namespace {
@@ -107,6 +110,14 @@ Json pairToJson(const PeerPair& p) {
 
 // ---- reading -------------------------------------------------------------------------
 
+// Bounds of the integers a snapshot holds: anything outside is damage, not a machine.
+constexpr int kMaxGpus = 128;  // GPU ordinals 0..127: no machine has more; bounds the pairs
+constexpr int kMaxLinks = 63;
+constexpr int kMaxNvLinkVersion = 15;
+constexpr int kMaxPcieGen = 15;
+constexpr int kMaxPcieWidth = 32;
+constexpr int kMaxVersionNumber = 1'000'000;  // CUDA 13.0 is 13000, NCCL 2.28.3 is 22803
+
 // Internal only: turned into a Status at the API boundary.
 struct FormatError {
   std::string path;
@@ -162,6 +173,18 @@ class Reader {
     if (!has(key)) return Known<T>::unknown(kNotRecorded);
     return known<T>(key);
   }
+  /// An integer from `lo` to `hi`: values outside make no sense for the field (a negative
+  /// count, a PCIe generation of 99) and are refused with the field's path.
+  int integer(const char* key, int lo, int hi) const { return inRange(integer(key), join(key), lo, hi); }
+  Known<int> knownInt(const char* key, int lo, int hi) const {
+    return known<int>(
+        key, [lo, hi](const Json& v, const std::string& path) { return inRange(as<int>(v, path), path, lo, hi); });
+  }
+  static int inRange(int value, const std::string& path, int lo, int hi) {
+    if (value < lo || value > hi)
+      throw FormatError{path, fmt::format("{} makes no sense here (expected {} to {})", value, lo, hi)};
+    return value;
+  }
 
   template <class T>
   Known<T> known(const char* key) const {
@@ -185,13 +208,15 @@ class Reader {
 
 std::vector<NvLink> parseLinks(const Json& v, const std::string& path) {
   if (!v.is_array()) throw FormatError{path, "expected an array"};
+  if (v.size() > kMaxLinks + 1)
+    throw FormatError{path, fmt::format("{} links: a GPU has at most {}", v.size(), kMaxLinks + 1)};
   std::vector<NvLink> out;
   for (size_t i = 0; i < v.size(); ++i) {
     Reader r(v[i], fmt::format("{}[{}]", path, i));
     NvLink l;
-    l.link = r.integer("link");
+    l.link = r.integer("link", 0, kMaxLinks);
     l.active = r.boolean("active");
-    l.version = r.known<int>("version");
+    l.version = r.knownInt("version", 1, kMaxNvLinkVersion);
     std::string remote = r.str("remoteType");
     if (remote == "gpu")
       l.remoteType = LinkRemote::kGpu;
@@ -224,37 +249,38 @@ std::vector<BridgeAcs> parseBridges(const Json& v, const std::string& path) {
   std::vector<BridgeAcs> out;
   for (size_t i = 0; i < v.size(); ++i) {
     Reader r(v[i], fmt::format("{}[{}]", path, i));
-    out.push_back({r.str("busId"), r.known<int>("acsControl")});
+    out.push_back({r.str("busId"), r.knownInt("acsControl", 0, 0xffff)});
   }
   return out;
 }
 
 Gpu parseGpu(const Reader& r) {
   Gpu g;
-  g.index = r.integer("index");
+  g.index = r.integer("index", 0, kMaxGpus - 1);
   g.name = r.str("name");
   g.uuid = r.known<std::string>("uuid");
   g.pciBusId = r.str("pciBusId");
   std::string cc = r.str("computeCapability");
-  if (std::sscanf(cc.c_str(), "%d.%d", &g.ccMajor, &g.ccMinor) != 2)
+  if (std::sscanf(cc.c_str(), "%d.%d", &g.ccMajor, &g.ccMinor) != 2 || g.ccMajor < 1 || g.ccMajor > 99 ||
+      g.ccMinor < 0 || g.ccMinor > 9)
     throw FormatError{r.join("computeCapability"), "expected \"major.minor\""};
   const Json& mem = r.field("memoryBytes");
   if (!mem.is_number_integer()) throw FormatError{r.join("memoryBytes"), "expected an integer"};
   if (!mem.is_number_unsigned() && mem.get<std::int64_t>() < 0)
     throw FormatError{r.join("memoryBytes"), "expected a non-negative integer"};
   g.memoryBytes = mem.get<std::uint64_t>();
-  g.smCount = r.integer("smCount");
+  g.smCount = r.integer("smCount", 0, 1 << 16);
   g.migEnabled = r.known<bool>("migEnabled");
   g.computeMode = r.known<std::string>("computeMode");
-  g.numaNode = r.known<int>("numaNode");
+  g.numaNode = r.knownInt("numaNode", -1, 1 << 16);  // -1: sysfs's "none"
   g.cpuAffinity = r.known<std::string>("cpuAffinity");
   g.sysfsPath = r.known<std::string>("sysfsPath");
   g.iommuGroupType = r.known<std::string>("iommuGroupType");
   Reader pcie = r.child("pcie");
-  g.pcie.currentGen = pcie.known<int>("currentGen");
-  g.pcie.maxGen = pcie.known<int>("maxGen");
-  g.pcie.currentWidth = pcie.known<int>("currentWidth");
-  g.pcie.maxWidth = pcie.known<int>("maxWidth");
+  g.pcie.currentGen = pcie.knownInt("currentGen", 1, kMaxPcieGen);
+  g.pcie.maxGen = pcie.knownInt("maxGen", 1, kMaxPcieGen);
+  g.pcie.currentWidth = pcie.knownInt("currentWidth", 1, kMaxPcieWidth);
+  g.pcie.maxWidth = pcie.knownInt("maxWidth", 1, kMaxPcieWidth);
   g.fabricState = r.known<std::string>("fabricState");
   g.nvlinks = r.known<std::vector<NvLink>>("nvlinks", parseLinks);
   g.persistenceMode = r.optional<bool>("persistenceMode");
@@ -263,10 +289,10 @@ Gpu parseGpu(const Reader& r) {
 
 PeerPair parsePair(const Reader& r) {
   PeerPair p;
-  p.src = r.integer("src");
-  p.dst = r.integer("dst");
+  p.src = r.integer("src", 0, kMaxGpus - 1);
+  p.dst = r.integer("dst", 0, kMaxGpus - 1);
   p.canAccessPeer = r.known<bool>("canAccessPeer");
-  p.performanceRank = r.known<int>("performanceRank");
+  p.performanceRank = r.knownInt("performanceRank", 0, 1 << 16);
   p.accessSupported = r.known<bool>("accessSupported");
   p.nativeAtomics = r.known<bool>("nativeAtomics");
   p.arrayAccess = r.known<bool>("arrayAccess");
@@ -291,11 +317,11 @@ Snapshot parseSnapshot(const Json& root) {
   s.hostname = r.str("hostname");
   s.description = r.str("description");
   s.driverVersion = r.known<std::string>("driverVersion");
-  s.cudaDriverVersion = r.known<int>("cudaDriverVersion");
-  s.cudaRuntimeVersion = r.known<int>("cudaRuntimeVersion");
+  s.cudaDriverVersion = r.knownInt("cudaDriverVersion", 0, kMaxVersionNumber);
+  s.cudaRuntimeVersion = r.knownInt("cudaRuntimeVersion", 0, kMaxVersionNumber);
   s.nvmlVersion = r.known<std::string>("nvmlVersion");
-  s.ncclVersion = r.known<int>("ncclVersion");
-  s.deviceCount = r.known<int>("deviceCount");
+  s.ncclVersion = r.knownInt("ncclVersion", 0, kMaxVersionNumber);
+  s.deviceCount = r.knownInt("deviceCount", 0, kMaxGpus);
   const Json& gpus = r.field("gpus");
   if (!gpus.is_array()) throw FormatError{"gpus", "expected an array"};
   for (size_t i = 0; i < gpus.size(); ++i) s.gpus.push_back(parseGpu(Reader(gpus[i], fmt::format("gpus[{}]", i))));
@@ -322,18 +348,22 @@ Snapshot parseSnapshot(const Json& root) {
   return s;
 }
 
-// Consistency the analyses rely on: unique ordinals, pairs that name known GPUs.
+// Consistency the analyses rely on: unique ordinals, pairs that name known GPUs, each pair once.
+// Sets, so that a large damaged file costs n log n, not n squared.
 void checkConsistency(const Snapshot& s) {
+  std::set<int> indices;
   for (size_t i = 0; i < s.gpus.size(); ++i)
-    for (size_t j = i + 1; j < s.gpus.size(); ++j)
-      if (s.gpus[i].index == s.gpus[j].index)
-        throw FormatError{fmt::format("gpus[{}].index", j), fmt::format("duplicate GPU index {}", s.gpus[j].index)};
+    if (!indices.insert(s.gpus[i].index).second)
+      throw FormatError{fmt::format("gpus[{}].index", i), fmt::format("duplicate GPU index {}", s.gpus[i].index)};
+  std::set<std::pair<int, int>> pairs;
   for (size_t i = 0; i < s.pairs.size(); ++i) {
     const PeerPair& p = s.pairs[i];
-    if (!s.findGpu(p.src) || !s.findGpu(p.dst) || p.src == p.dst)
+    if (!indices.count(p.src) || !indices.count(p.dst) || p.src == p.dst)
       throw FormatError{fmt::format("pairs[{}]", i), fmt::format("pair {}->{} does not name two different GPUs of the "
                                                                  "snapshot",
                                                                  p.src, p.dst)};
+    if (!pairs.insert({p.src, p.dst}).second)
+      throw FormatError{fmt::format("pairs[{}]", i), fmt::format("pair {}->{} is listed twice", p.src, p.dst)};
   }
 }
 
@@ -371,30 +401,13 @@ std::string snapshotToJson(const Snapshot& s) {
   putOptional(platform, "deviceNodes", s.platform.deviceNodes);
   root["environment"] = Json::object();
   for (const auto& [k, v] : s.environment) root["environment"][k] = v;
-  return root.dump(2) + "\n";
+  return dumpJson(root, 2) + "\n";
 }
 
 Result<Snapshot> snapshotFromJson(std::string_view text, std::string_view sourceName) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // Turn the byte offset into line and column, which editors understand.
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string what = e.what();
-    if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
-    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}:{}:{}: not valid JSON (truncated or damaged "
-                                                        "snapshot?): {}",
-                                                        sourceName, line, column, what));
-  }
+  Result<Json> parsed = parseJsonText<Json>(text, sourceName);
+  if (!parsed.isOk()) return parsed.status();
+  const Json& root = parsed.value();
   try {
     Snapshot s = parseSnapshot(root);
     checkConsistency(s);
@@ -408,14 +421,10 @@ Result<Snapshot> snapshotFromJson(std::string_view text, std::string_view source
 }
 
 Result<Snapshot> loadSnapshotFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return GPUPEER_ERROR(ErrorCode::kNotFound,
-                         fmt::format("cannot open snapshot file '{}': {}", path, std::strerror(errno)));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return snapshotFromJson(buffer.str(), path);
+  if (path.empty()) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "the snapshot file name is empty");
+  Result<std::string> text = readFileBounded(path, kMaxSnapshotBytes, "snapshot file");
+  if (!text.isOk()) return text.status();
+  return snapshotFromJson(text.value(), path);
 }
 
 }  // namespace gpupeer

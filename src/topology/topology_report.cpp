@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/topology.hpp"
 
 namespace gpupeer {
@@ -103,7 +104,7 @@ std::string topologyToJson(const Snapshot& s) {
       root["pairs"].push_back(pj);
     }
   }
-  return root.dump(2) + "\n";
+  return dumpJson(root, 2) + "\n";
 }
 
 }  // namespace gpupeer

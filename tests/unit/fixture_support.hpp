@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "gpupeer/doctor.hpp"
@@ -11,12 +12,12 @@
 
 namespace gpupeer::testing {
 
-/// The fixture `name` from tests/data; fails the test (and returns an empty snapshot) if it
-/// does not load.
+/// The fixture `name` from tests/data. When it does not load, the test fails with the reason
+/// and stops there (GoogleTest reports the exception), so no later line uses an empty snapshot.
 inline Snapshot loadFixture(const std::string& name) {
   Result<Snapshot> s = loadSnapshotFile(std::string(GPUPEER_TEST_DATA_DIR) + "/" + name);
-  EXPECT_TRUE(s.isOk()) << s.status().toString();
-  return s.isOk() ? s.value() : Snapshot{};
+  if (!s.isOk()) throw std::runtime_error("test fixture " + name + " did not load: " + s.status().toString());
+  return s.value();
 }
 
 /// The rule names of a report's findings (a rule that fires twice appears twice).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <streambuf>
 
 #include "gpupeer/kb.hpp"
@@ -26,10 +27,11 @@ Loaded load(const std::vector<std::string>& dirs) {
   Loaded l;
   std::vector<std::string> warnings;
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);
-  EXPECT_TRUE(kb.isOk()) << kb.status().toString();
-  if (kb.isOk()) l.kb = std::move(kb).value();
+  // A helper cannot ASSERT_: an exception fails the test with the reason and stops it.
+  if (!kb.isOk()) throw std::runtime_error("KB did not load: " + kb.status().toString());
+  l.kb = std::move(kb).value();
   Result<KbMatcher> m = KbMatcher::build(l.kb);
-  EXPECT_TRUE(m.isOk()) << m.status().toString();
+  if (!m.isOk()) throw std::runtime_error("matcher not built: " + m.status().toString());
   l.matcher = std::make_unique<KbMatcher>(std::move(m).value());
   return l;
 }

@@ -84,7 +84,31 @@ int run(const Options& o) {
     return kExitUsage;
   }
   options.stagingChunkBytes = chunk.value();
-  // Every option is checked before the machine is touched.
+  // Every option is checked before the machine is touched; device numbers against the
+  // number of GPUs after.
+  if (!o.devices.empty())
+    if (auto list = parseDeviceList(o.devices, kAnyDeviceCount); !list.isOk()) return reportError(list.status());
+  std::vector<std::size_t> sweepSizeList;
+  if (o.sweep) {
+    auto pair = parseDeviceList(o.pair, kAnyDeviceCount);
+    if (!pair.isOk()) return reportError(pair.status());
+    if (pair.value().size() != 2) {
+      fmt::print(stderr, "gpupeer bench: --pair takes two devices, e.g. 0,1\n");
+      return kExitUsage;
+    }
+    auto b = parseByteSize(o.begin), e = parseByteSize(o.end);
+    if (!b.isOk()) return reportError(b.status());
+    if (!e.isOk()) return reportError(e.status());
+    auto sizes = sweepSizes(b.value(), e.value(), o.factor);
+    if (!sizes.isOk()) return reportError(sizes.status());
+    sweepSizeList = sizes.value();
+  } else {
+    for (const std::string& key : splitList(o.testcases))
+      if (!findBenchTestcase(key)) {
+        fmt::print(stderr, "gpupeer bench: unknown testcase '{}' (see --list)\n", terminalSafe(key));
+        return kExitUsage;
+      }
+  }
   Snapshot s = probeMachine();
   if (s.gpus.empty()) {
     fmt::print(stderr, "gpupeer bench: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
@@ -109,17 +133,13 @@ int run(const Options& o) {
       fmt::print(stderr, "gpupeer bench: --pair takes two devices, e.g. 0,1\n");
       return kExitUsage;
     }
-    auto b = parseByteSize(o.begin), e = parseByteSize(o.end);
-    if (!b.isOk()) return reportError(b.status());
-    if (!e.isOk()) return reportError(e.status());
-    auto sizes = sweepSizes(b.value(), e.value(), o.factor);
-    if (!sizes.isOk()) return reportError(sizes.status());
+    const std::vector<std::size_t>& sizes = sweepSizeList;
     if (allPaths) {
       // The copy API on each path, side by side.
       std::vector<BenchResult> sweeps;
       for (Path p : {Path::kCopyEngine, Path::kKernel, Path::kStaged}) {
         options.path = p;
-        sweeps.push_back(runSweep(s, options, "copy", pair.value()[0], pair.value()[1], sizes.value()));
+        sweeps.push_back(runSweep(s, options, "copy", pair.value()[0], pair.value()[1], sizes));
         if (o.json) fmt::print("{}", benchToJsonLine(sweeps.back(), s));
       }
       if (!o.json) fmt::print("{}", renderSweepsSideBySide(sweeps));
@@ -128,7 +148,7 @@ int run(const Options& o) {
     std::vector<std::string> keys =
         o.testcases.empty() ? std::vector<std::string>{"ce_write", "sm_write"} : splitList(o.testcases);
     for (const std::string& key : keys) {
-      BenchResult r = runSweep(s, options, key, pair.value()[0], pair.value()[1], sizes.value());
+      BenchResult r = runSweep(s, options, key, pair.value()[0], pair.value()[1], sizes);
       anyFailed |= !r.error.empty();
       emit(o, r, s, csvHeader, true);
     }

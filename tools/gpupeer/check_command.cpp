@@ -18,6 +18,9 @@ int run(const Options& o) {
     fmt::print(stderr, "gpupeer check: --size-mib must be between 1 and 4096\n");
     return kExitUsage;
   }
+  // The device list's form before the machine is touched; its numbers against the GPUs after.
+  if (!o.devices.empty())
+    if (auto list = parseDeviceList(o.devices, kAnyDeviceCount); !list.isOk()) return reportError(list.status());
   Snapshot s = probeMachine();
   int visible = static_cast<int>(s.gpus.size());
   if (visible == 0) {
@@ -39,7 +42,10 @@ int run(const Options& o) {
     }
     return reportError(report.status());
   }
-  fmt::print("{}", o.json ? checkReportToJson(report.value()) : renderCheckReport(report.value()));
+  if (o.json)
+    fmt::print("{}", checkReportToJson(report.value()));
+  else
+    printTerminal(renderCheckReport(report.value()));
   return report.value().count(CheckOutcome::kFail) > 0 ? kExitFailed : kExitOk;
 }
 

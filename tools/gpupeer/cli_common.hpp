@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli_output.hpp"
 #include "command_registry.hpp"
 #include "gpupeer/probe.hpp"
 #include "gpupeer/snapshot_json.hpp"
@@ -18,7 +19,7 @@ inline Result<Snapshot> obtainSnapshot(const std::string& file) {
 
 /// Prints a failed Status on stderr and returns the exit code for it.
 inline int reportError(const Status& status) {
-  std::fprintf(stderr, "gpupeer: error: %s\n", status.toString().c_str());
+  std::fprintf(stderr, "gpupeer: error: %s\n", terminalSafe(status.toString()).c_str());
   switch (status.code()) {
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kParse:
@@ -28,10 +29,21 @@ inline int reportError(const Status& status) {
   }
 }
 
+/// A device count for checking a device list's form before the machine is probed.
+inline constexpr int kAnyDeviceCount = 1 << 20;
+
+/// Refuses an empty file name, which would otherwise read as "option not given".
+inline CLI::Validator nonEmptyFileName() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("an empty file name") : std::string(); },
+                        "FILE", "non-empty");
+}
+
 inline void addSnapshotOption(CLI::App* sub, std::string& file) {
   sub->add_option("--snapshot", file,
                   "analyse this snapshot file (from 'gpupeer snapshot --json') instead of the "
-                  "machine; nothing on the machine is touched");
+                  "machine; nothing on the machine is touched")
+      // An empty name would mean "probe the machine": refused, not silently taken so.
+      ->check(nonEmptyFileName());
 }
 
 }  // namespace gpupeer::cli

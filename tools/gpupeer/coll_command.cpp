@@ -44,6 +44,9 @@ struct Baseline {
   std::vector<CollRank>* ranks;
 };
 
+// Largest message of a sweep; past it the host reference alone would need tens of GiB.
+constexpr std::size_t kMaxCollBytes = std::size_t{16} << 30;
+
 bool rooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
 bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce; }
 
@@ -129,6 +132,19 @@ int run(const Options& o) {
     fmt::print(stderr, "gpupeer coll: -n >= 1, -w >= 0, -G >= 0, --baseline nccl\n");
     return kExitUsage;
   }
+  // The host reference holds every rank's input and output: a bound on the size keeps an
+  // absurd -e from being expanded into host memory.
+  if (sizes.value().back() > kMaxCollBytes) {
+    fmt::print(stderr, "gpupeer coll: -e {}: at most {} GiB per rank\n", o.end, kMaxCollBytes >> 30);
+    return kExitUsage;
+  }
+  if (o.gpus < 0 || o.root < 0 || o.check < 0) {
+    fmt::print(stderr, "gpupeer coll: -g 0 (all) or a count of GPUs, -r >= 0, -c >= 0\n");
+    return kExitUsage;
+  }
+  // The device list's form before the machine is touched; its numbers against the GPUs after.
+  if (!o.devices.empty())
+    if (auto list = parseDeviceList(o.devices, kAnyDeviceCount); !list.isOk()) return reportError(list.status());
   if (o.procs != 0 || o.procRank >= 0) return runProcs(o, cop, dtype, rop, sizes.value());
   Snapshot s = probeMachine();
   const int visible = static_cast<int>(s.gpus.size());
@@ -336,7 +352,7 @@ int run(const Options& o) {
         collOpName(cop));
   if (!o.json.empty()) {
     std::ofstream out(o.json);
-    out << doc.dump(1) << "\n";
+    out << doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     if (!out) {
       fmt::print(stderr, "gpupeer coll: cannot write {}\n", o.json);
       anyError = true;

@@ -33,7 +33,8 @@ int run(const Options& o) {
   if (o.json)
     fmt::print("{}", doctorReportToJson(report, offline ? nullptr : &measured));
   else
-    fmt::print("{}", renderDoctorReport(s, report, offline ? nullptr : &measured, seconds));
+    printTerminal(
+        renderDoctorReport(s, report, offline ? nullptr : &measured, seconds));  // snapshot strings may hold escapes
   if (s.gpus.empty()) return kExitNotApplicable;
   if (report.findings.empty()) return kExitOk;
   switch (report.worst()) {

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -24,10 +25,10 @@ struct Options {
   std::size_t top = 5;
 };
 
-void warn(const std::string& message) { fmt::print(stderr, "gpupeer explain: warning: {}\n", message); }
+void warn(const std::string& message) { fmt::print(stderr, "gpupeer explain: warning: {}\n", terminalSafe(message)); }
 
 int usage(const std::string& message) {
-  fmt::print(stderr, "gpupeer explain: {}\n", message);
+  fmt::print(stderr, "gpupeer explain: {}\n", terminalSafe(message));
   return kExitUsage;
 }
 
@@ -50,7 +51,16 @@ int run(const Options& o) {
     return usage("give the error text, -f LOG, or - to read standard input (see --help)");
   if (!o.text.empty() && !o.file.empty()) return usage("give either the error text or -f LOG, not both");
 
-  std::vector<std::string> dirs = KnowledgeBase::defaultDirectories();
+  // The built-in KB and GPUPEER_KB_PATH's folders that exist (a stale entry in the variable is
+  // a warning, not a failure); every --kb folder must exist.
+  std::vector<std::string> dirs;
+  for (const std::string& d : KnowledgeBase::defaultDirectories()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(d, ec))
+      dirs.push_back(d);
+    else
+      warn(fmt::format("KB directory '{}' (GPUPEER_KB_PATH) does not exist or is not a directory; skipped", d));
+  }
   dirs.insert(dirs.end(), o.kbDirs.begin(), o.kbDirs.end());
   std::vector<std::string> warnings;
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);
@@ -63,7 +73,10 @@ int run(const Options& o) {
     fmt::print(stderr, "gpupeer explain: {}\n", e.status().message());
     return kExitError;
   }
-  fmt::print("{}", o.json ? explanationToJson(e.value(), o.top) : renderExplanationText(e.value(), o.top));
+  if (o.json)
+    fmt::print("{}", explanationToJson(e.value(), o.top));
+  else
+    printTerminal(renderExplanationText(e.value(), o.top));  // log lines and KB files may hold escapes
   return e.value().found() ? kExitOk : kExitFailed;
 }
 
@@ -81,7 +94,9 @@ CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
       ->allow_extra_args(false)
       ->type_name("DIR");
   sub->add_flag("--json", opts->json, "JSON output for scripts");
-  sub->add_option("--top", opts->top, "show at most N matches, best first (0 = all; default 5)")->type_name("N");
+  sub->add_option("--top", opts->top, "show at most N matches, best first (0 = all; default 5)")
+      ->check(CLI::Range(0, 1000000))
+      ->type_name("N");
   sub->footer(
       "Examples:\n"
       "  gpupeer explain \"CUDA error: peer access is not supported between these two devices\"\n"

@@ -1,7 +1,7 @@
 // gpupeer snapshot: capture the machine's multi-GPU state as versioned JSON.
 #include <fmt/format.h>
 
-#include <fstream>
+#include <iterator>
 
 #include "cli_common.hpp"
 #include "gpupeer/topology.hpp"
@@ -25,41 +25,42 @@ std::string cudaVersionText(const Known<int>& k) {
   return fmt::format("{}.{}", k.value() / 1000, (k.value() % 1000) / 10);
 }
 
-void printSummary(const Snapshot& s) {
-  fmt::print("host {} at {}\n", s.hostname, s.capturedAt);
-  fmt::print("driver {}; CUDA driver {}, runtime {}; NVML {}; NCCL {}\n", knownText(s.driverVersion),
-             cudaVersionText(s.cudaDriverVersion), cudaVersionText(s.cudaRuntimeVersion), knownText(s.nvmlVersion),
-             knownText(s.ncclVersion));
-  if (s.gpus.empty()) fmt::print("no GPU visible: {}\n", whyNoGpu(s));
+// Text for a terminal: the snapshot's strings may come from a file anyone wrote.
+std::string summary(const Snapshot& s) {
+  std::string out;
+  auto line = std::back_inserter(out);
+  fmt::format_to(line, "host {} at {}\n", s.hostname, s.capturedAt);
+  fmt::format_to(line, "driver {}; CUDA driver {}, runtime {}; NVML {}; NCCL {}\n", knownText(s.driverVersion),
+                 cudaVersionText(s.cudaDriverVersion), cudaVersionText(s.cudaRuntimeVersion), knownText(s.nvmlVersion),
+                 knownText(s.ncclVersion));
+  if (s.gpus.empty()) fmt::format_to(line, "no GPU visible: {}\n", whyNoGpu(s));
   for (const Gpu& g : s.gpus) {
-    fmt::print("GPU{} {} {} cc {}.{} {:.1f} GiB {} SMs, PCIe Gen{} x{} (max Gen{} x{}), NUMA {}, MIG {}\n", g.index,
-               g.name, g.pciBusId, g.ccMajor, g.ccMinor, g.memoryBytes / 1073741824.0, g.smCount,
-               knownText(g.pcie.currentGen), knownText(g.pcie.currentWidth), knownText(g.pcie.maxGen),
-               knownText(g.pcie.maxWidth), knownText(g.numaNode),
-               g.migEnabled.known() ? (g.migEnabled.value() ? "on" : "off") : "unknown");
+    fmt::format_to(line, "GPU{} {} {} cc {}.{} {:.1f} GiB {} SMs, PCIe Gen{} x{} (max Gen{} x{}), NUMA {}, MIG {}\n",
+                   g.index, g.name, g.pciBusId, g.ccMajor, g.ccMinor, g.memoryBytes / 1073741824.0, g.smCount,
+                   knownText(g.pcie.currentGen), knownText(g.pcie.currentWidth), knownText(g.pcie.maxGen),
+                   knownText(g.pcie.maxWidth), knownText(g.numaNode),
+                   g.migEnabled.known() ? (g.migEnabled.value() ? "on" : "off") : "unknown");
   }
-  fmt::print("IOMMU: {}\n", knownText(s.platform.iommu));
-  for (const auto& [k, v] : s.environment) fmt::print("env {}={}\n", k, v);
-  fmt::print("(use --json for the full snapshot)\n");
+  fmt::format_to(line, "IOMMU: {}\n", knownText(s.platform.iommu));
+  for (const auto& [k, v] : s.environment) fmt::format_to(line, "env {}={}\n", k, v);
+  fmt::format_to(line, "(use --json for the full snapshot)\n");
+  return out;
 }
 
 int run(const Options& o) {
   Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
   if (!snap.isOk()) return reportError(snap.status());
   if (!o.output.empty()) {
-    std::ofstream out(o.output);
-    out << snapshotToJson(snap.value());
-    if (!out) {
-      fmt::print(stderr, "gpupeer: error: cannot write '{}'\n", o.output);
-      return kExitError;
-    }
-    fmt::print("snapshot written to {}\n", o.output);
+    // Whole or not at all: a failed write leaves an existing file as it was.
+    Status written = writeFileWhole(o.output, snapshotToJson(snap.value()));
+    if (!written.isOk()) return reportError(written);
+    printTerminal(fmt::format("snapshot written to {}\n", o.output));
     return kExitOk;
   }
   if (o.json)
     fmt::print("{}", snapshotToJson(snap.value()));
   else
-    printSummary(snap.value());
+    printTerminal(summary(snap.value()));
   return kExitOk;
 }
 
@@ -67,7 +68,7 @@ CommandRegistrar registrar("snapshot", 10, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("snapshot", "Capture the machine's multi-GPU state (JSON with --json or -o)");
   sub->add_flag("--json", opts->json, "print the snapshot as JSON");
-  sub->add_option("-o,--output", opts->output, "write the JSON snapshot to this file");
+  sub->add_option("-o,--output", opts->output, "write the JSON snapshot to this file")->check(nonEmptyFileName());
   addSnapshotOption(sub, opts->snapshotFile);
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });

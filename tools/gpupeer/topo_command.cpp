@@ -20,7 +20,10 @@ int run(const Options& o) {
     fmt::print(stderr, "gpupeer: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
     return kExitNotApplicable;
   }
-  fmt::print("{}", o.json ? topologyToJson(s) : renderTopology(s));
+  if (o.json)
+    fmt::print("{}", topologyToJson(s));
+  else
+    printTerminal(renderTopology(s));
   return kExitOk;
 }
 

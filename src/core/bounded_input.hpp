@@ -1,0 +1,63 @@
+#pragma once
+// Input gpupeer reads from files and text it did not write: read with a size limit (a file
+// that never ends, /dev/zero, a FIFO, is refused once past it) and parsed as JSON without
+// letting the JSON library's exceptions, or nesting deep enough to exhaust the stack in its
+// recursive parts (copy, compare, dump), escape. And JSON written from such strings (or from
+// the environment), which need not be valid UTF-8.
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "gpupeer/status.hpp"
+
+namespace gpupeer {
+
+/// Largest snapshot file read (a 64-GPU snapshot is about 1 MiB).
+inline constexpr std::size_t kMaxSnapshotBytes = 64u << 20;
+/// Largest KB entry file read (the largest entry of kb/ is a few KiB).
+inline constexpr std::size_t kMaxKbEntryBytes = 4u << 20;
+/// Deepest nesting of arrays and objects accepted in JSON input (snapshots and KB entries
+/// nest 5 levels).
+inline constexpr int kMaxJsonDepth = 64;
+
+/// The whole file, or kNotFound (cannot open), kSystem (read error) or kInvalidArgument
+/// (more than `maxBytes`, which is named with `what`: "snapshot file").
+Result<std::string> readFileBounded(const std::string& path, std::size_t maxBytes, std::string_view what);
+
+/// The depth of the deepest array or object in `text` (brackets inside strings not counted),
+/// stopping early once past `limit`.
+int jsonNestingDepth(std::string_view text, int limit);
+
+/// The message for a syntax error at byte `errorByte` of `text` (1-based, as the JSON library
+/// counts): "source:line:column: not valid JSON ...: <the library's reason>".
+std::string jsonSyntaxMessage(std::string_view text, std::string_view sourceName, std::size_t errorByte,
+                              const std::string& what);
+
+/// `text` parsed as JSON (nlohmann::json or nlohmann::ordered_json), or kParse naming
+/// `sourceName`, the line and column, and the problem: syntax, invalid UTF-8, a number out of
+/// range, nesting deeper than kMaxJsonDepth.
+template <class Json>
+Result<Json> parseJsonText(std::string_view text, std::string_view sourceName) {
+  if (jsonNestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth)
+    return GPUPEER_ERROR(ErrorCode::kParse,
+                         fmt::format("{}: JSON nested more than {} levels deep; refused", sourceName, kMaxJsonDepth));
+  try {
+    return Json::parse(text);
+  } catch (const typename Json::parse_error& e) {
+    return GPUPEER_ERROR(ErrorCode::kParse, jsonSyntaxMessage(text, sourceName, e.byte, e.what()));
+  } catch (const typename Json::exception& e) {  // out_of_range: a number that fits no type
+    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: not valid JSON: {}", sourceName, e.what()));
+  }
+}
+
+/// JSON text of `j` for output; any string that is not valid UTF-8 has its bad bytes replaced
+/// by U+FFFD instead of throwing.
+template <class Json>
+std::string dumpJson(const Json& j, int indent) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace gpupeer

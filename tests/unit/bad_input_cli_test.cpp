@@ -1,0 +1,323 @@
+// The catalogue of bad input (docs/bad-inputs.md), command-line side: each bad argument, file
+// or environment gets its documented exit code and a message that names the problem, before
+// the machine is probed where the argument alone is wrong; output files are whole or absent; a
+// failing standard output is reported; a snapshot's strings cannot drive the terminal.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "gpupeer/snapshot_json.hpp"
+
+namespace gpupeer {
+namespace {
+
+const std::string kData = GPUPEER_TEST_DATA_DIR;
+const std::string kEightGpus = kData + "/snapshot_hgx_h100_8gpu.json";
+
+struct ArgCase {
+  const char* name;
+  std::string args;
+  int exitCode;
+  const char* messagePart;  // in stderr
+  std::string env = "";
+};
+// Test names say which case; GoogleTest prints the case by its name, not as bytes.
+void PrintTo(const ArgCase& c, std::ostream* os) { *os << c.name; }
+
+// Arguments wrong in themselves: refused with exit 2 and the reason, GPU or not (none of them
+// may say that no GPU is visible: the machine is not probed).
+std::vector<ArgCase> argumentCases() {
+  return {
+      {"CheckDuplicateDevice", "check -d 0,0", 2, "listed twice"},
+      {"CheckDeviceNotANumber", "check -d zero", 2, "is not a device number"},
+      {"CheckNegativeDevice", "check -d -1", 2, "device -1 does not exist"},
+      {"CheckDeviceListTrailingJunk", "check -d 0,1x", 2, "is not a device number"},
+      {"CheckZeroSize", "check --size-mib 0", 2, "--size-mib must be between 1 and 4096"},
+      {"CheckHugeSize", "check --size-mib 999999", 2, "--size-mib must be between 1 and 4096"},
+      {"BenchZeroSize", "bench -s 0", 2, "at least one byte"},
+      {"BenchUnknownUnit", "bench -s 12X", 2, "unknown unit"},
+      {"BenchHugeSize", "bench -s 99999999999999999999", 2, "too large"},
+      {"BenchSizeNotANumber", "bench -s lots", 2, "does not start with a number"},
+      {"BenchReversedSweep", "bench --sweep -b 1G -e 8", 2, "below its start"},
+      {"BenchSweepFactorOne", "bench --sweep -f 1", 2, "greater than 1"},
+      {"BenchSweepTooManySizes", "bench --sweep -b 1 -e 1G -f 1.001", 2, "more than 256 sizes"},
+      {"BenchUnknownTestcase", "bench -t ce_write,warp_drive", 2, "unknown testcase 'warp_drive'"},
+      {"BenchPairOfOne", "bench --sweep --pair 0", 2, "--pair takes two devices"},
+      {"BenchPairTwice", "bench --sweep --pair 1,1", 2, "listed twice"},
+      {"BenchDuplicateDevice", "bench -d 2,2", 2, "listed twice"},
+      {"BenchUnknownKernel", "bench --sm-kernel turbo", 2, "--sm-kernel takes vector or bulk"},
+      {"BenchUnknownPath", "bench --path wormhole", 2, "wormhole"},
+      {"BenchTinyStagingChunk", "bench --staging-chunk 1", 2, "at least 4K"},
+      {"BenchZeroSamples", "bench -i 0", 2, "-i must be >= 1"},
+      {"BenchNegativeCopies", "bench --copies -4", 2, "--copies 1..64"},
+      {"CollUnknownOp", "coll all_shuffle", 2, "all_shuffle"},
+      {"CollUnknownType", "coll -d float128", 2, "float128"},
+      {"CollUnknownRedOp", "coll -o median", 2, "median"},
+      {"CollRedOpNotForType", "coll -d int8 -o avg", 2, "avg"},
+      {"CollNegativeRoot", "coll broadcast -r -1", 2, "-r >= 0"},
+      {"CollZeroSize", "coll -b 0 -e 8", 2, "at least 1 byte"},
+      {"CollReversedSizes", "coll -b 1G -e 1K", 2, "below its start"},
+      {"CollHugeSize", "coll -b 8 -e 1T", 2, "at most 16 GiB"},
+      {"CollZeroIterations", "coll -n 0", 2, "-n >= 1"},
+      {"CollOneGpu", "coll -g 1", 2, "at least 2"},
+      {"CollDuplicateDevice", "coll --devices 0,0", 2, "listed twice"},
+      {"CollUnknownBaseline", "coll --baseline mpi", 2, "--baseline nccl"},
+      {"UnknownCommand", "teleport", 2, "unknown command 'teleport'"},
+      {"EmptySnapshotName", "topo --snapshot ''", 2, "empty file name"},
+      {"EmptyOutputName", "snapshot -o ''", 2, "empty file name"},
+      {"ExplainNothing", "explain", 2, "give the error text"},
+      {"ExplainTextAndFile", "explain word -f x.log", 2, "not both"},
+      {"ExplainMissingLog", "explain -f /nonexistent/x.log", 2, "cannot open"},
+      {"ExplainMissingKbDir", "explain --kb /nonexistent/kb word", 2, "does not exist"},
+      {"ExplainNegativeTop", "explain --top -3 word", 2, "--top: Value -3 not in range"},
+  };
+}
+
+class BadArgument : public ::testing::TestWithParam<ArgCase> {
+ protected:
+  testing::TempDir scratch_;
+};
+
+TEST_P(BadArgument, IsRefusedBeforeTheMachineIsProbed) {
+  const ArgCase& c = GetParam();
+  CliRun r = runCli(scratch_, c.args, nullptr, c.env);
+  EXPECT_EQ(r.exitCode, c.exitCode) << r.err;
+  EXPECT_NE(r.err.find(c.messagePart), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no NVIDIA GPU visible"), std::string::npos) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, BadArgument, ::testing::ValuesIn(argumentCases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+class BadInputCli : public ::testing::Test {
+ protected:
+  CliRun run(const std::string& args, const std::string& env = "") { return runCli(scratch_, args, nullptr, env); }
+  std::string snapshotWith(const std::string& pointer, const nlohmann::json& value) {
+    std::ifstream in(kData + "/snapshot_h200_2gpu_captured.json");
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(in);
+    j[nlohmann::ordered_json::json_pointer(pointer)] = value;
+    return scratch_.write("damaged.json", j.dump());
+  }
+  testing::TempDir scratch_;
+};
+
+// Numbers only the GPU count can refute: exit 2 where the machine has GPUs, 3 where it has none.
+TEST_F(BadInputCli, DeviceOutOfRangeIsRefusedOnceTheGpusAreCounted) {
+  for (const char* args : {"check -d 0,99", "bench -d 64 -t ce_write", "coll --devices 0,77"}) {
+    CliRun r = run(args);
+    if (r.exitCode == 3) {
+      EXPECT_NE(r.err.find("GPU"), std::string::npos) << args << ": " << r.err;
+    } else {
+      EXPECT_EQ(r.exitCode, 2) << args << ": " << r.err;
+      EXPECT_NE(r.err.find("does not exist"), std::string::npos) << args << ": " << r.err;
+    }
+  }
+}
+
+TEST_F(BadInputCli, OddSizesAreAcceptedNotRefused) {
+  CliRun r = run("coll -b 13 -e 13 -n 1 -w 0");  // 13 bytes: 3 floats; runs where two GPUs are
+  EXPECT_NE(r.exitCode, 2) << r.err;
+}
+
+TEST_F(BadInputCli, RootOutOfRangeIsRefused) {
+  CliRun r = run("coll broadcast -r 9 -b 8 -e 8");
+  EXPECT_TRUE(r.exitCode == 2 || r.exitCode == 3) << r.err;
+  if (r.exitCode == 2) EXPECT_NE(r.err.find("root 9 is not a rank"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, SnapshotThatNeverEndsIsRefused) {
+  CliRun r = run("doctor --snapshot /dev/zero");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("larger than 64 MiB"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, DeeplyNestedSnapshotIsRefused) {
+  std::string file = scratch_.write("deep.json", std::string(1 << 20, '[') + std::string(1 << 20, ']'));
+  CliRun r = run("topo --snapshot " + file);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("nested more than"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, BinarySnapshotIsRefused) {
+  std::string file = scratch_.write("binary.json", std::string("\0\xff\xfe\x01\x7f", 5));
+  CliRun r = run("doctor --snapshot " + file);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, SnapshotNumberOutOfRangeIsRefused) {
+  std::string file = scratch_.write("overflow.json", R"({"schema": "gpupeer.snapshot", "version": 1e400})");
+  CliRun r = run("topo --snapshot " + file);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, NonsenseValueIsRefusedWithItsField) {
+  CliRun r = run("doctor --snapshot " + snapshotWith("/gpus/1/pcie/currentWidth", -8));
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("gpus[1].pcie.currentWidth"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, FailedSnapshotOutputLeavesTheOldFile) {
+  std::string out = scratch_.write("kept.json", "old contents");
+  CliRun r = run("snapshot --snapshot " + scratch_.path() + "/missing.json -o " + out);
+  EXPECT_EQ(r.exitCode, 2);
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "old contents");
+}
+
+TEST_F(BadInputCli, SnapshotOutputThatCannotBeWrittenLeavesNothingBehind) {
+  std::filesystem::create_directory(scratch_.path() + "/taken");
+  CliRun r = run("snapshot --snapshot " + kEightGpus + " -o " + scratch_.path() + "/taken");
+  EXPECT_EQ(r.exitCode, 4) << r.err;
+  EXPECT_NE(r.err.find("cannot write"), std::string::npos) << r.err;
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(scratch_.path()))
+    entries += e.path().filename() != "stderr.txt";
+  EXPECT_EQ(entries, 1) << "a temporary file was left behind";
+}
+
+TEST_F(BadInputCli, SnapshotOutputReplacesTheOldFileWhole) {
+  std::string out = scratch_.write("replaced.json", "old contents");
+  CliRun r = run("snapshot --snapshot " + kEightGpus + " -o " + out);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  Result<Snapshot> written = loadSnapshotFile(out);
+  EXPECT_TRUE(written.isOk()) << written.status().toString();
+}
+
+// Runs the CLI with standard output on `fd` (already open), returns the exit code.
+int runWithStdout(const std::string& args, int fd, std::string* err) {
+  testing::TempDir scratch;
+  std::string errFile = scratch.path() + "/stderr.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int e = open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);  // before fd 1 may be free
+    dup2(e, STDERR_FILENO);
+    close(e);
+    if (fd >= 0)
+      dup2(fd, STDOUT_FILENO);
+    else
+      close(STDOUT_FILENO);
+    execl("/bin/sh", "sh", "-c", (std::string(GPUPEER_CLI_PATH) + " " + args).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(errFile);
+  err->assign((std::istreambuf_iterator<char>(in)), {});
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_F(BadInputCli, FullStandardOutputIsReported) {
+  int full = open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  std::string err;
+  EXPECT_EQ(runWithStdout("topo --snapshot " + kEightGpus, full, &err), 4);
+  close(full);
+  EXPECT_NE(err.find("cannot write standard output"), std::string::npos) << err;
+}
+
+TEST_F(BadInputCli, ClosedPipeIsReportedNotASignal) {
+  int ends[2];
+  ASSERT_EQ(pipe(ends), 0);
+  close(ends[0]);  // nobody will read
+  std::string err;
+  EXPECT_EQ(runWithStdout("topo --snapshot " + kEightGpus, ends[1], &err), 4);
+  close(ends[1]);
+  EXPECT_NE(err.find("cannot write standard output"), std::string::npos) << err;
+}
+
+TEST_F(BadInputCli, ClosedStandardOutputIsReported) {
+  std::string err;
+  EXPECT_EQ(runWithStdout("doctor --snapshot " + kEightGpus, -1, &err), 4);
+  EXPECT_NE(err.find("cannot write standard output"), std::string::npos) << err;
+}
+
+TEST_F(BadInputCli, EscapeSequencesInASnapshotAreShownNotObeyed) {
+  std::string file = snapshotWith("/hostname",
+                                  "evil\x1b]0;owned\x07\x1b[2J\xc2\x9b"
+                                  "31m");
+  CliRun r = run("snapshot --snapshot " + file);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos);
+  EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos);
+  EXPECT_NE(r.out.find("evil\\x1b]0;owned\\x07\\x1b[2J\\u009b31m"), std::string::npos) << r.out;
+}
+
+TEST_F(BadInputCli, EscapeSequencesInAGpuNameAreShownNotObeyed) {
+  CliRun r = run("topo --snapshot " + snapshotWith("/gpus/0/name", "H200\x1b[8m hidden"));
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  r = run("doctor --snapshot " + snapshotWith("/gpus/0/name", "H200\x1b[8m hidden"));
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+}
+
+TEST_F(BadInputCli, ControlCharactersInALogAreShownNotObeyed) {
+  std::string log = scratch_.write(
+      "backspace.log", "peer access is not supported between these two devices\x08\x08\x08\x08\x08\x08 fine\n");
+  CliRun r = run("explain -f " + log);
+  EXPECT_EQ(r.out.find('\x08'), std::string::npos) << r.out;
+}
+
+TEST_F(BadInputCli, InvalidUtf8LogGivesValidJson) {
+  std::string log =
+      scratch_.write("utf8.log", "\xff\xfe peer access is not supported between these two devices \xc3\n");
+  CliRun r = run("explain --json -f " + log);
+  EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+}
+
+TEST_F(BadInputCli, KbPathWithHostileDirectoriesStillExplains) {
+  std::string file = scratch_.write("not-a-dir", "x");
+  CliRun r = run("explain peer access is not supported between these two devices",
+                 "GPUPEER_KB_PATH=::/nonexistent:" + file + ":" + std::string(5000, 'a') + " ");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, KbDirectoryWithBadEntriesWarnsAndGoesOn) {
+  scratch_.write("kb/cuda/binary.json", std::string("\0\x01\xff", 3));
+  scratch_.write("kb/cuda/deep.json", std::string(10000, '[') + std::string(10000, ']'));
+  scratch_.write("kb/cuda/overflow.json", R"({"id": "cuda/o", "regex": "x", "confidence": 1e999})");
+  CliRun r = run("explain --kb " + scratch_.path() + "/kb peer access is not supported between these two devices");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("binary.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nested more than"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("overflow.json"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, GarbageDebugLevelIsIgnored) {
+  CliRun r = run("topo --snapshot " + kEightGpus, "GPUPEER_DEBUG=\"$(printf '\\377\\033[2J')\" ");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+}
+
+TEST_F(BadInputCli, InvalidUtf8EnvironmentGivesValidSnapshotJson) {
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "NCCL_P2P_LEVEL", "GPUPEER_P2P_DISABLE", "NCCL_DEBUG"}) {
+    CliRun r = run("snapshot --json", std::string(name) + "=$(printf '\\377\\376\\033[2J') ");
+    EXPECT_EQ(r.exitCode, 0) << name << ": " << r.err;
+    EXPECT_TRUE(nlohmann::json::accept(r.out)) << name << ": " << r.out.substr(0, 300);
+  }
+}
+
+TEST_F(BadInputCli, HugeEnvironmentValueIsCaptured) {
+  CliRun r = run("snapshot --json", "CUDA_VISIBLE_DEVICES=" + std::string(100000, '7') + " ");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::accept(r.out));
+}
+
+TEST_F(BadInputCli, NonsenseP2pSettingInASnapshotIsReportedNotObeyed) {
+  CliRun r = run("doctor --snapshot " + snapshotWith("/environment/NCCL_P2P_LEVEL",
+                                                     "\x1b[2J"
+                                                     "BANANA"));
+  EXPECT_NE(r.exitCode, 2) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace gpupeer

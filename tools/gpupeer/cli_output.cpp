@@ -1,0 +1,76 @@
+#include "cli_output.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "command_registry.hpp"
+
+namespace gpupeer::cli {
+
+std::string terminalSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+void printTerminal(std::string_view text) {
+  std::string safe = terminalSafe(text);
+  std::fwrite(safe.data(), 1, safe.size(), stdout);
+}
+
+Status writeFileWhole(const std::string& path, std::string_view text) {
+  std::string temp = path + ".XXXXXX";
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0)
+    return GPUPEER_ERROR(ErrorCode::kSystem,
+                         fmt::format("cannot create a temporary file beside '{}': {}", path, std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  int error = done == text.size() ? 0 : (errno ? errno : EIO);
+  if (!error && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && !error) error = errno;
+  // mkstemp makes the file private (0600); an output file gets the usual 0666 less umask.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (!error && ::chmod(temp.c_str(), 0666 & ~mask) != 0) error = errno;
+  if (!error && std::rename(temp.c_str(), path.c_str()) != 0) error = errno;
+  if (error) {
+    ::unlink(temp.c_str());
+    return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot write '{}': {}", path, std::strerror(error)));
+  }
+  return Status::ok();
+}
+
+int finishOutput(int exitCode) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return exitCode;
+  int error = errno;
+  std::fprintf(stderr, "gpupeer: error: cannot write standard output: %s\n",
+               error ? std::strerror(error) : "write error");
+  return kExitError;
+}
+
+}  // namespace gpupeer::cli

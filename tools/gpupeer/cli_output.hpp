@@ -1,0 +1,28 @@
+#pragma once
+// How the CLI writes: text for a terminal with the control characters of untrusted strings
+// (a snapshot's host name, a KB entry, a log line) made visible, output files written whole or
+// not at all, and a standard output that fails (a full disk, a closed pipe) reported.
+#include <string>
+#include <string_view>
+
+#include "gpupeer/status.hpp"
+
+namespace gpupeer::cli {
+
+/// `text` with every control character but newline and tab (C0, DEL, and the C1 controls
+/// U+0080..U+009F in UTF-8) written as \xNN or \u00NN, so that it cannot move the cursor,
+/// retitle the window or hide text on a terminal.
+std::string terminalSafe(std::string_view text);
+
+/// terminalSafe(text) on standard output.
+void printTerminal(std::string_view text);
+
+/// Writes `text` to a temporary file beside `path` and renames it over `path`: on any failure
+/// the temporary file is removed and an existing `path` is left as it was.
+Status writeFileWhole(const std::string& path, std::string_view text);
+
+/// Flushes standard output; when that or an earlier write failed, says so on stderr and
+/// returns kExitError, else `exitCode`.
+int finishOutput(int exitCode);
+
+}  // namespace gpupeer::cli
