@@ -54,7 +54,9 @@ last=$((n - 1))
 # The machine-level steps (check, doctor, bench) see GPUs 0..N-1 only.
 [ -n "$gpus" ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ] && export CUDA_VISIBLE_DEVICES=$(seq -s, 0 "$last")
 [ -n "$max" ] || { [ "$n" -le 2 ] && max=512M || max=128M; }
-model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($NF)}')
+# The model's name: "NVIDIA H100 80GB HBM3" -> h100, "NVIDIA H200" -> h200.
+model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
+  awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[A-Za-z]+[0-9][0-9]/) { print tolower($i); exit } print tolower($NF)}')
 topic=$suite; [ "$suite" = coll ] && topic=collectives; [ "$suite" = tune ] && topic=algorithms
 [ "$suite" = procs ] && topic=multi-process
 machine=${model}x$n

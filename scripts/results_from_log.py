@@ -18,7 +18,7 @@ import re
 import sys
 
 # One process driving every GPU ("2 GPUs"), or one process per rank (coll --procs: "2 processes").
-COLL_TITLE = re.compile(r"^# gpupeer coll (\w+)(?: --procs \d+)?: (\d+) (?:GPUs|processes)")
+COLL_TITLE = re.compile(r"^# gpupeer coll (\w+)(?: --procs \d+)?: (\d+) (GPUs|processes)")
 BENCH_TITLE = re.compile(r"^(\w+): .* \[(GB/s|us), median of \d+ samples\]$")
 BENCH_PAIR = re.compile(r"^\s+(\S+->\S+)\s+(?:(loop|batch) )?median ([\d.]+)\s")
 # bench testcases whose figure is an alternative to another testcase measured in the same call.
@@ -54,7 +54,11 @@ def coll_records(command, op, gpus, mode, header, row):
              if i >= 2 and h.split() and h.split()[0] not in ("inplace", "host")]
     size, algo = int(groups[0][0]), groups[0][5]
     us, busbw = float(groups[1][0]), float(groups[1][2])
-    base = {"command": command, "op": op, "mode": mode, "bytes": size, "algo": algo, "gpu_count": gpus}
+    # gpus: ("GPUs", n) for one process driving n GPUs; ("processes", n) for n ranks, one per
+    # process, whose GPU count is the machine's (machine.txt).
+    kind, n = gpus
+    base = {"command": command, "op": op, "mode": mode, "bytes": size, "algo": algo}
+    base.update({"gpu_count": n} if kind == "GPUs" else {"procs": n})
     baselines = [(n, groups[i]) for i, n in named if i < len(groups) and len(groups[i]) >= 2]
     out = []
     for name, g in baselines or [(None, None)]:
@@ -107,7 +111,7 @@ def parse_log(path):
         m = COLL_TITLE.match(line)
         if m:
             mode = "graph" if "CUDA graph" in line else "eager"
-            coll, header, bench = (m.group(1), int(m.group(2)), mode), None, None
+            coll, header, bench = (m.group(1), (m.group(3), int(m.group(2))), mode), None, None
             continue
         if coll and line.startswith("#") and "size" in line and "|" in line:
             header = line.split("|")
