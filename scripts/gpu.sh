@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU runs, from a build made elsewhere and carried to the GPU machine (docs/gpu-machine.md).
 # Builds nothing. Usage:
-#   scripts/gpu.sh tests|bench|coll|tune|procs [--gpus N] [--out DIR] [--build DIR] [--max SIZE]
+#   scripts/gpu.sh tests|bench|coll|tune|procs|sanitize [--gpus N] [--out DIR] [--build DIR] [--max SIZE]
 #                  [--ops all_reduce,reduce_scatter,...] [--procs P]
 #     tests  the GPU tests, nvidia-smi's topology beside gpupeer snapshot/topo/check, the doctor
 #            (plain, without P2P, GPUs reordered), explain, and the bad-input cases
@@ -15,6 +15,8 @@
 #     procs  one process per rank (RankCommunicator): its GPU tests, then every collective by
 #            coll --procs P (default one per GPU, 2 on one GPU, which the ranks then share)
 #            against NCCL in the same shape, eager and in CUDA graphs, 8 B to --max
+#     sanitize the GPU tests under compute-sanitizer memcheck, racecheck and synccheck (the
+#            tests of one GPU; with 2+ GPUs the communicator's too; SANITIZE_FILTER overrides)
 # --gpus: GPUs 0..N-1 (default every visible GPU). --out: default
 # bench/results/<machine>/<date>-<topic>/, machine as h200x2 (model, count). --max: default 512M
 # on 2 GPUs, 128M on more. --ops: the collectives coll and tune run (default all seven; tune of
@@ -39,7 +41,7 @@ while [ $# -gt 0 ]; do
     *) echo "gpu.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-case $suite in tests|bench|coll|tune|procs) ;; *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
+case $suite in tests|bench|coll|tune|procs|sanitize) ;; *) sed -n '2,/^set -u/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;; esac
 g="$build/gpupeer"
 # Binaries gzipped to fit a carry (docs/gpu-machine.md) are unpacked in place.
 for f in "$build"/*.gz "$build"/tests/*.gz; do [ -e "$f" ] && gunzip -f "$f" && chmod +x "${f%.gz}"; done
@@ -59,6 +61,7 @@ model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
   awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[A-Za-z]+[0-9][0-9]/) { print tolower($i); exit } print tolower($NF)}')
 topic=$suite; [ "$suite" = coll ] && topic=collectives; [ "$suite" = tune ] && topic=algorithms
 [ "$suite" = procs ] && topic=multi-process
+[ "$suite" = sanitize ] && topic=compute-sanitizer
 machine=${model}x$n
 out=${out:-$here/../bench/results/$machine/$(date -u +%Y-%m-%d)-$topic}
 mkdir -p "$out"; : > "$out/summary.txt"
@@ -149,6 +152,16 @@ run_procs() {
       step "p$p-$op-$mode" "$g" coll $op --procs "$p" -b 8 -e "$max" -f 4 -d float -o sum \
         $([ $mode = graph ] && echo -G 10) --baseline nccl --json "$out/p$p-$op-$mode.json"
     done
+  done
+}
+
+run_sanitize() {
+  local tool filter="OneShotLinesGpu.*:RankCommunicatorOneRank.*:SmCopyGpu.BulkKernelWithinOneGpu"
+  filter="$filter:TransferGpu.SameDeviceHostAndZeroBytes"
+  [ "$n" -gt 1 ] && filter="$filter:CommunicatorGpu.*:PeerCheckGpu.*:TransferGpu.*"
+  for tool in memcheck racecheck synccheck; do
+    STEP_TIMEOUT=${STEP_TIMEOUT:-300} step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      "$build/tests/gpupeer_gpu_tests" --gtest_filter="${SANITIZE_FILTER:-$filter}"
   done
 }
 
