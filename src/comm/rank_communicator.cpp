@@ -4,8 +4,10 @@
 
 #include "comm/bootstrap.hpp"
 #include "comm/rank_communicator_impl.hpp"
+#include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
+#include "gpupeer/bench.hpp"
 
 namespace gpupeer {
 namespace {
@@ -117,6 +119,9 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
   GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
   GPUPEER_RETURN_IF_ERROR(validateRequest(c.core, q));
   if (count == 0) return Status::ok();
+  // As the one-process communicator's: Nsight shows each operation by name and size.
+  NvtxRange range("{} {} {} by {}", collOpName(op), formatBytes(collectiveBytes(op, count, type, n)),
+                  dataTypeName(type), n > 1 ? "oneshot" : "copy");
   if (n > 1) return runOneShot(c.core, q);
   // One rank: the result is the input (all-gather's and alltoall's single chunk too).
   const std::size_t bytes = count * dataTypeSize(type);

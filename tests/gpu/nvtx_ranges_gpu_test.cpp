@@ -37,6 +37,13 @@ TEST(NvtxRangesGpu, EachCollectiveIsARangeNamedByOperationAndSize) {
   EXPECT_EQ(ranges.find("push gpupeer all_reduce 2 MiB"), std::string::npos) << ranges;
 }
 
+TEST(NvtxRangesGpu, EachCollectiveOfAOneRankCommunicatorIsARange) {
+  GPUPEER_REQUIRE_GPUS(1);
+  // -g 1: a communicator of one rank, run in this process (the recorder writes one file).
+  std::string ranges = recordedRanges("coll all_gather -g 1 -b 64K -e 64K -n 2 -w 1");
+  EXPECT_NE(ranges.find("push gpupeer all_gather 64 KiB float by copy"), std::string::npos) << ranges;
+}
+
 TEST(NvtxRangesGpu, BenchmarkStepsAndTransferEngineCopiesAreRanges) {
   GPUPEER_REQUIRE_GPUS(2);
   std::string ranges = recordedRanges("bench -t ce_write,copy -s 4M -i 1 --copies 1 -d 0,1");

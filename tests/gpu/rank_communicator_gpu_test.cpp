@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -190,6 +191,94 @@ TEST(RankCommunicatorOneRank, EveryOperationIsALocalCopy) {
             ErrorCode::kInvalidArgument);  // root 1 of 1 rank
   EXPECT_EQ(c.send(a.get(), 1, DataType::kFloat32, 1, nullptr).code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(c.checkError().isOk());
+}
+
+}  // namespace
+}  // namespace gpupeer
+
+namespace gpupeer {
+namespace {
+
+// Ranks as threads of one process on one GPU (they use each other's pointers directly).
+template <class PerRank>
+std::vector<Result<std::unique_ptr<RankCommunicator>>> initThreads(int n, const RankCommOptions& options,
+                                                                   PerRank perRank) {
+  Result<UniqueId> id = makeUniqueId();
+  EXPECT_TRUE(id.isOk());
+  std::vector<std::future<Result<std::unique_ptr<RankCommunicator>>>> ranks;
+  for (int r = 0; r < n; ++r)
+    ranks.push_back(std::async(std::launch::async, [&, r] {
+      cudaSetDevice(0);
+      return RankCommunicator::init(n, id.value(), r, perRank(r, options));
+    }));
+  std::vector<Result<std::unique_ptr<RankCommunicator>>> out;
+  for (auto& f : ranks) out.push_back(f.get());
+  return out;
+}
+
+std::size_t freeBytes() {
+  std::size_t free = 0, total = 0;
+  cudaMemGetInfo(&free, &total);
+  return free;
+}
+
+TEST(RankCommunicatorFaults, ScratchThatDoesNotFitIsAClearErrorAndLeaksNothing) {
+  GPUPEER_REQUIRE_GPUS(1);
+  cudaSetDevice(0);
+  cudaFree(nullptr);  // the context exists before the first measurement
+  RankCommOptions options;
+  options.device = 0;
+  options.timeoutMs = 3000;
+  const std::size_t before = freeBytes();
+  // Each rank's scratch and its alignment staging take 2 x 2 slots: slots of a sixth of the
+  // free memory let the first rank's scratch fit and fail later allocations, in the middle of
+  // start-up, on both ranks.
+  auto ranks = initThreads(2, options, [before](int, RankCommOptions o) {
+    o.slotBytes = before / 6 / 256 * 256;
+    return o;
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_FALSE(ranks[r].isOk()) << "rank " << r;
+    EXPECT_NE(ranks[r].status().message().find("cannot allocate"), std::string::npos) << ranks[r].status().toString();
+  }
+  ranks.clear();
+  EXPECT_EQ(freeBytes(), before) << "GPU memory before and after a failed start-up";
+}
+
+TEST(RankCommunicatorFaults, ThreadsOfOneProcessShareACommunicatorAndForeignBuffersAreRefused) {
+  GPUPEER_REQUIRE_GPUS(1);
+  RankCommOptions options;
+  options.device = 0;
+  options.timeoutMs = 10000;
+  auto ranks = initThreads(2, options, [](int, RankCommOptions o) { return o; });
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r].isOk()) << ranks[r].status().toString();
+  float host[64] = {};
+  void* freed = nullptr;
+  ASSERT_EQ(cudaMalloc(&freed, 256), cudaSuccess);
+  ASSERT_EQ(cudaFree(freed), cudaSuccess);
+  for (const void* bad : {static_cast<const void*>(host), static_cast<const void*>(freed)}) {
+    Status st = ranks[0].value()->allReduce(bad, freed, 64, DataType::kFloat32, RedOp::kSum, nullptr);
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.toString();
+  }
+  // Both threads' all-reduce meets: every element is the sum of both ranks' ones.
+  DeviceBuffer a, b;
+  ASSERT_TRUE(a.allocate(0, 4000).isOk());
+  ASSERT_TRUE(b.allocate(0, 4000).isOk());
+  std::vector<float> ones(1000, 1.0f), got(1000);
+  ASSERT_EQ(cudaMemcpy(a.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  auto other = std::async(std::launch::async, [&] {
+    cudaSetDevice(0);
+    Status st = ranks[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, nullptr);
+    cudaDeviceSynchronize();
+    return st;
+  });
+  ASSERT_TRUE(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, nullptr).isOk());
+  ASSERT_TRUE(other.get().isOk());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_TRUE(ranks[0].value()->checkError().isOk());
+  ASSERT_EQ(cudaMemcpy(got.data(), a.get(), 4000, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(got, std::vector<float>(1000, 2.0f));
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ std::vector<ArgCase> argumentCases() {
       {"CollReversedSizes", "coll -b 1G -e 1K", 2, "below its start"},
       {"CollHugeSize", "coll -b 8 -e 1T", 2, "at most 16 GiB"},
       {"CollZeroIterations", "coll -n 0", 2, "-n >= 1"},
-      {"CollOneGpu", "coll -g 1", 2, "at least 2"},
+      {"CollNegativeGpuCount", "coll -g -1", 2, "-g 0 (all) or a count of GPUs"},
       {"CollDuplicateDevice", "coll --devices 0,0", 2, "listed twice"},
       {"CollUnknownBaseline", "coll --baseline mpi", 2, "--baseline nccl"},
       {"UnknownCommand", "teleport", 2, "unknown command 'teleport'"},
