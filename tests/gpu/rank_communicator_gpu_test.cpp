@@ -260,7 +260,12 @@ TEST(RankCommunicatorFaults, ThreadsOfOneProcessShareACommunicatorAndForeignBuff
     Status st = ranks[0].value()->allReduce(bad, freed, 64, DataType::kFloat32, RedOp::kSum, nullptr);
     EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.toString();
   }
-  // Both threads' all-reduce meets: every element is the sum of both ranks' ones.
+  // Both threads' all-reduce meets, each on a stream of its own (on the legacy default stream
+  // the two kernels would run one after the other and each wait for the other until the
+  // bound): every element is the sum of both ranks' ones.
+  Stream s0, s1;
+  ASSERT_TRUE(s0.create(0).isOk());
+  ASSERT_TRUE(s1.create(0).isOk());
   DeviceBuffer a, b;
   ASSERT_TRUE(a.allocate(0, 4000).isOk());
   ASSERT_TRUE(b.allocate(0, 4000).isOk());
@@ -269,11 +274,9 @@ TEST(RankCommunicatorFaults, ThreadsOfOneProcessShareACommunicatorAndForeignBuff
   ASSERT_EQ(cudaMemcpy(b.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
   auto other = std::async(std::launch::async, [&] {
     cudaSetDevice(0);
-    Status st = ranks[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, nullptr);
-    cudaDeviceSynchronize();
-    return st;
+    return ranks[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, s1.get());
   });
-  ASSERT_TRUE(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, nullptr).isOk());
+  ASSERT_TRUE(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).isOk());
   ASSERT_TRUE(other.get().isOk());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_TRUE(ranks[0].value()->checkError().isOk());
