@@ -416,15 +416,14 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
 Status Communicator::run(CollOp op, const std::vector<const void*>& send, const std::vector<void*>& recv,
                          std::size_t count, DataType type, RedOp redop, int root,
                          const std::vector<cudaStream_t>& streams) {
-  CollRequest q;
-  q.op = op;
-  q.type = type;
-  q.redop = redop;
-  q.root = root;
-  q.count = count;
-  q.send = send;
-  q.recv = recv;
-  q.streams = streams;
+  CollRequest q{.op = op,
+                .type = type,
+                .redop = redop,
+                .root = root,
+                .count = count,
+                .send = send,
+                .recv = recv,
+                .streams = streams};
   GPUPEER_RETURN_IF_ERROR(validateRequest(*impl_, q));
   if (count == 0) return Status::ok();
   bool inPlace = false;

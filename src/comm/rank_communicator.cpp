@@ -103,15 +103,15 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
                      DataType type, RedOp redop, int root, cudaStream_t stream) {
   GPUPEER_RETURN_IF_ERROR(usable(c));
   const int n = c.n();
-  CollRequest q;
-  q.op = op;
-  q.type = type;
-  q.redop = redop;
-  q.root = root;
-  q.count = count;
-  q.send.assign(n, nullptr);
-  q.recv.assign(n, nullptr);
-  q.streams.assign(n, nullptr);
+  // One entry per rank, as the one-process checks take them; only this rank's is filled.
+  CollRequest q{.op = op,
+                .type = type,
+                .redop = redop,
+                .root = root,
+                .count = count,
+                .send = std::vector<const void*>(n, nullptr),
+                .recv = std::vector<void*>(n, nullptr),
+                .streams = std::vector<cudaStream_t>(n, nullptr)};
   q.send[c.rank] = send;
   q.recv[c.rank] = recv;
   q.streams[c.rank] = stream;
