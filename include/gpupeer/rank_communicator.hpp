@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "gpupeer/collective_types.hpp"
 #include "gpupeer/status.hpp"
@@ -35,6 +36,11 @@ struct UniqueId {
 
 /// A fresh id; call once, on one rank. Fails only if the system's random source fails.
 Result<UniqueId> makeUniqueId();
+
+/// The id as 256 hex digits, for command lines, environment variables and files; and back
+/// (kInvalidArgument for text that is not 256 hex digits).
+std::string uniqueIdToHex(const UniqueId& id);
+Result<UniqueId> uniqueIdFromHex(std::string_view text);
 
 /// Lets a framework that already has a store or process group carry the start-up exchange:
 /// called once per exchange with this rank's blob; must return every rank's blob in rank

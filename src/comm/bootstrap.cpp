@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "comm/socket_io.hpp"
+#include "core/hex.hpp"
 
 namespace gpupeer {
 namespace {
@@ -62,14 +63,22 @@ Result<UniqueId> makeUniqueId() {
   return id;
 }
 
+std::string uniqueIdToHex(const UniqueId& id) { return toHex(id.bytes.data(), id.bytes.size()); }
+
+Result<UniqueId> uniqueIdFromHex(std::string_view text) {
+  UniqueId id;
+  if (!fromHex(text, id.bytes.data(), id.bytes.size()))
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("a communicator id is {} hex digits, not {} characters of text",
+                                     2 * UniqueId::kBytes, text.size()));
+  return id;
+}
+
 Result<std::string> rendezvousName(const UniqueId& id) {
   if (std::memcmp(id.bytes.data(), kMagic, sizeof kMagic) != 0)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          "this UniqueId was not made by gpupeer::makeUniqueId (or its bytes were damaged on the way)");
-  std::string name = "gpupeer-";
-  for (std::size_t i = 0; i < kNonceBytes; ++i)
-    name += fmt::format("{:02x}", static_cast<unsigned char>(id.bytes[sizeof kMagic + i]));
-  return name;
+  return "gpupeer-" + toHex(id.bytes.data() + sizeof kMagic, kNonceBytes);
 }
 
 Bootstrap::Bootstrap(Bootstrap&& other) noexcept { *this = std::move(other); }

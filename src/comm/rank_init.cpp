@@ -11,6 +11,7 @@
 
 #include "comm/line128_rules.hpp"
 #include "comm/rank_communicator_impl.hpp"
+#include "core/hex.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
 #include "gpupeer/peer_access.hpp"
@@ -20,29 +21,13 @@ namespace {
 
 constexpr std::size_t kP2pSlotBytes = 1u << 20;
 
-std::string hex(const void* data, std::size_t bytes) {
-  std::string s;
-  for (std::size_t i = 0; i < bytes; ++i) s += fmt::format("{:02x}", static_cast<const unsigned char*>(data)[i]);
-  return s;
-}
-
-bool unhex(const std::string& s, void* data, std::size_t bytes) {
-  if (s.size() != 2 * bytes) return false;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    unsigned value = 0;
-    if (std::sscanf(s.c_str() + 2 * i, "%2x", &value) != 1) return false;
-    static_cast<unsigned char*>(data)[i] = static_cast<unsigned char>(value);
-  }
-  return true;
-}
-
 nlohmann::json sharedJson(const SharedBuffer& b) {
-  return {{"handle", hex(&b.handle, sizeof b.handle)}, {"pointer", b.pointer}, {"bytes", b.bytes}};
+  return {{"handle", toHex(&b.handle, sizeof b.handle)}, {"pointer", b.pointer}, {"bytes", b.bytes}};
 }
 
 bool sharedFromJson(const nlohmann::json& j, SharedBuffer& b) {
   if (!j.is_object() || !j.contains("handle") || !j["handle"].is_string() ||
-      !unhex(j["handle"].get<std::string>(), &b.handle, sizeof b.handle))
+      !fromHex(j["handle"].get<std::string>(), &b.handle, sizeof b.handle))
     return false;
   b.pointer = j.value("pointer", std::uint64_t{0});
   b.bytes = j.value("bytes", std::uint64_t{0});

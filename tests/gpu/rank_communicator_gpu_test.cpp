@@ -32,23 +32,13 @@ struct Outcome {
   std::string output;
 };
 
-std::string hexOf(const UniqueId& id) {
-  std::string s;
-  for (char c : id.bytes) {
-    char two[3];
-    std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(c));
-    s += two;
-  }
-  return s;
-}
-
 // Starts ranks `started` of `nranks` as workers of `scenario` and waits for all (at most
 // `boundSeconds`, then kills the rest).
 std::vector<Outcome> runWorkers(const std::string& scenario, int nranks, const std::vector<int>& started, int timeoutMs,
                                 int boundSeconds) {
   Result<UniqueId> id = makeUniqueId();
   EXPECT_TRUE(id.isOk());
-  const std::string hex = hexOf(id.value());
+  const std::string hex = uniqueIdToHex(id.value());
   std::vector<pid_t> pids;
   std::vector<std::string> logs;
   for (int rank : started) {

@@ -261,11 +261,9 @@ int run(int argc, char** argv) {
   const std::string scenario = argv[1];
   const int n = std::atoi(argv[2]), rank = std::atoi(argv[3]);
   const int timeoutMs = argc > 5 ? std::atoi(argv[5]) : 20000;
-  UniqueId id;
-  const std::string hex = argv[4];
-  if (hex.size() != 2 * UniqueId::kBytes) return 2;
-  for (std::size_t i = 0; i < UniqueId::kBytes; ++i)
-    id.bytes[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  Result<UniqueId> parsed = uniqueIdFromHex(argv[4]);
+  if (!parsed.isOk()) return 2;
+  const UniqueId& id = parsed.value();
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 2;
   RankCommOptions options;

@@ -164,6 +164,20 @@ TEST(Bootstrap, BadIdsAndArgumentsAreRefused) {
   EXPECT_NE(freshId().bytes, freshId().bytes);  // a fresh nonce each time
 }
 
+TEST(Bootstrap, IdsTravelAsHexText) {
+  const UniqueId id = freshId();
+  const std::string text = uniqueIdToHex(id);
+  ASSERT_EQ(text.size(), 2 * UniqueId::kBytes);
+  EXPECT_EQ(text.find_first_not_of("0123456789abcdef"), std::string::npos) << text;
+  Result<UniqueId> back = uniqueIdFromHex(text);
+  ASSERT_TRUE(back.isOk()) << back.status().message();
+  EXPECT_EQ(back.value().bytes, id.bytes);
+  EXPECT_EQ(uniqueIdFromHex(text.substr(1)).status().code(), ErrorCode::kInvalidArgument);
+  std::string bad = text;
+  bad[7] = 'g';
+  EXPECT_EQ(uniqueIdFromHex(bad).status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(Bootstrap, AnnouncedMessageBeyondTheBoundIsRefusedWithoutAllocating) {
   int fds[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);

@@ -171,7 +171,7 @@ int run(const Options& o) {
     one.procRank = 0;
     Result<UniqueId> id = makeUniqueId();
     if (!id.isOk()) return reportError(id.status());
-    for (char c : id.value().bytes) one.procId += fmt::format("{:02x}", static_cast<unsigned char>(c));
+    one.procId = uniqueIdToHex(id.value());
     return runProcs(one, cop, dtype, rop, sizes.value());
   }
   if (rooted(cop) && (o.root < 0 || o.root >= n)) {

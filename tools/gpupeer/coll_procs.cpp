@@ -27,22 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string toHex(const char* data, std::size_t bytes) {
-  std::string s;
-  for (std::size_t i = 0; i < bytes; ++i) s += fmt::format("{:02x}", static_cast<unsigned char>(data[i]));
-  return s;
-}
-
-bool fromHex(const std::string& s, char* data, std::size_t bytes) {
-  if (s.size() != 2 * bytes) return false;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    unsigned v = 0;
-    if (std::sscanf(s.c_str() + 2 * i, "%2x", &v) != 1) return false;
-    data[i] = static_cast<char>(v);
-  }
-  return true;
-}
-
 bool rooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
 bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce; }
 
@@ -132,7 +116,7 @@ int runCollProcsParent(const CollProcsOptions& o) {
     fmt::print(stderr, "gpupeer coll: {}\n", id.status().message());
     return kExitError;
   }
-  const std::string hex = toHex(id.value().bytes.data(), id.value().bytes.size());
+  const std::string hex = uniqueIdToHex(id.value());
   std::vector<pid_t> pids;
   for (int r = 0; r < o.procs; ++r) {
     std::vector<std::string> args = {"/proc/self/exe"};
@@ -161,11 +145,12 @@ int runCollProcsParent(const CollProcsOptions& o) {
 
 int runCollProcsRank(const CollProcsOptions& o) {
   const int n = o.procs, rank = o.rank;
-  UniqueId id;
-  if (!fromHex(o.idHex, id.bytes.data(), id.bytes.size())) {
-    fmt::print(stderr, "gpupeer coll: --proc-id is not an id this command made\n");
+  Result<UniqueId> parsed = uniqueIdFromHex(o.idHex);
+  if (!parsed.isOk()) {
+    fmt::print(stderr, "gpupeer coll: --proc-id: {}\n", parsed.status().message());
     return kExitUsage;
   }
+  const UniqueId& id = parsed.value();
   int visible = 0;
   if (cudaGetDeviceCount(&visible) != cudaSuccess || visible == 0) {
     fmt::print(stderr, "gpupeer coll: rank {}: no GPU visible\n", rank);
