@@ -14,7 +14,8 @@ gpupeer_rank_comm_run that returns at once, on an array that exposes __cuda_arra
 With --gpu (PyTorch with CUDA): the same on real communicators, all-reduce of 8 bytes:
   direct        the C API call with arguments already extracted, the way the package calls it
                 (C++ call + fastcall_call)
-  python        comm.all_reduce(...) on torch tensors, current stream
+  python        comm.all_reduce(...) on torch tensors, current stream (the tensor read in C:
+                _fastcall.torch_run; python_path: read in Python, as without _fastcall)
   added         python - direct + fastcall_call: what the binding costs beyond calling C++
 Prints one JSON line.
 
@@ -106,6 +107,9 @@ def gpu_figures():
         ptr, handle = x.data_ptr(), solo._handle
         figures["rank_direct"] = per_call_us(lambda: call(target, handle, 0, ptr, ptr, 2, 0, 0, 0, stream, err), sync)
         figures["rank_python"] = per_call_us(lambda: solo.all_reduce(x), sync)
+        fast, solo._fast = solo._fast, False  # the tensor read in Python instead of C
+        figures["rank_python_path"] = per_call_us(lambda: solo.all_reduce(x), sync)
+        solo._fast = fast
         solo.destroy()
     if torch.cuda.device_count() >= 2:
         comm = gpupeer.Communicator([0, 1])

@@ -71,6 +71,28 @@ def _from_torch(x, name):
     return x.data_ptr(), x.numel(), code, x.get_device(), _torch_stream
 
 
+def torch_fast_run():
+    """gpupeer._fastcall.torch_run set up for the torch this process loaded (python/fastcall.cpp:
+    an eager call on torch tensors read in C), or None: torch is not loaded (yet), or _fastcall
+    or torch's raw current-stream function is missing."""
+    global _torch_fast_ready
+    from ._lib import _fastcall
+
+    torch = sys.modules.get("torch")
+    if torch is None or _fastcall is None or not hasattr(_fastcall, "torch_run"):
+        return None
+    if not _torch_fast_ready:
+        raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw_stream is None:
+            return None
+        _fastcall.setup_torch(torch.Tensor, _torch_codes(torch), raw_stream)
+        _torch_fast_ready = True
+    return _fastcall.torch_run
+
+
+_torch_fast_ready = False
+
+
 def _pointer_device(ptr, name):
     device, err = ctypes.c_int(-1), ctypes.c_void_p()
     code = lib.gpupeer_pointer_device(ptr, ctypes.addressof(device), ctypes.addressof(err))

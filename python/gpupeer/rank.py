@@ -1,6 +1,7 @@
 """One process per GPU: gpupeer.init / get_unique_id over gpupeer::RankCommunicator."""
 
 import ctypes
+import functools
 import sys
 
 from . import _lib, _ops, errors
@@ -96,6 +97,10 @@ class RankCommunicator:
     synchronisation between them, and can be captured in a CUDA graph. One thread at a time.
     """
 
+    # The eager call on torch tensors in C (_tensors.torch_fast_run) bound to this communicator:
+    # None until torch is loaded, False where it cannot be had.
+    _fast = None
+
     def __init__(self, handle):
         self._handle = handle
         self._err = _lib.ErrorSlot()
@@ -119,8 +124,27 @@ class RankCommunicator:
             raise errors.InvalidArgumentError("%s: on GPU %d, this rank drives GPU %d" % (name, buf[DEVICE], self.device))
         return buf
 
+    def _torch_runner(self):
+        run = tensors.torch_fast_run()
+        if run is None:
+            return False if _lib._fastcall is None else None
+        if not isinstance(_RUN, int) or not self._handle:
+            return False
+        return functools.partial(run, _RUN, self._handle, self.device, self.world_size, self._err.address)
+
     def _collective(self, op, tensor, out, redop, root, stream):
-        # The eager path: kept flat, since every step here is paid on every call.
+        # The eager path: kept flat, since every step here is paid on every call. Torch tensors
+        # on the current stream go through C; what that declines (None) comes here, where every
+        # error is worded.
+        fast = self._fast
+        if fast is None:
+            fast = self._fast = self._torch_runner()
+        if fast and stream is None:
+            code = fast(op, tensor, out, redop, root)
+            if code is not None:
+                if code != 0:
+                    self._err.raise_for(code)
+                return tensor if out is None else out
         send = buffer(tensor, "tensor")
         if send[DEVICE] != self.device:
             self._buffer(tensor, "tensor")  # raises, naming the GPUs
@@ -201,7 +225,7 @@ class RankCommunicator:
 
     def destroy(self):
         """Frees this rank's memory; never waits for other ranks. Also on garbage collection."""
-        handle, self._handle = self._handle, None
+        handle, self._handle, self._fast = self._handle, None, False
         if handle:
             lib.gpupeer_rank_comm_destroy(handle)
 

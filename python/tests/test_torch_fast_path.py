@@ -1,0 +1,181 @@
+"""The eager call on torch tensors read in C (python/fastcall.cpp's torch_run), against a stand-in
+torch module and a C function that records what it was called with: every argument reaches C as
+the Python path would pass it, and every call it declines is answered by the Python path's
+error."""
+
+import ctypes
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+import gpupeer
+from fake_arrays import detached_rank_comm
+from gpupeer import _lib, _tensors, rank
+
+if _lib._fastcall is None or not hasattr(_lib._fastcall, "torch_run"):
+    pytest.skip("gpupeer._fastcall is not built (CPython headers missing)", allow_module_level=True)
+
+RECORDER = r"""
+static long long seen[10];
+static int calls, answer;
+long long* recorded(void) { return seen; }
+int recorded_calls(void) { return calls; }
+void set_answer(int code) { answer = code; }
+int gpupeer_rank_comm_run(void* c, int op, const void* s, void* r, unsigned long n, int t, int o, int root, void* st,
+                          void* e) {
+  long long v[10] = {(long long)c, op, (long long)s, (long long)r, (long long)n, t, o, root, (long long)st,
+                     (long long)e};
+  for (int i = 0; i < 10; ++i) seen[i] = v[i];
+  ++calls;
+  return answer;
+}
+"""
+
+
+class Dtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+class Tensor:
+    """What torch_run reads of a torch.Tensor."""
+
+    def __init__(self, count, dtype="float32", device=0, ptr=0x7F0000001000, contiguous=True, cuda=True):
+        self.dtype = getattr(FAKE_TORCH, dtype)
+        self.is_cuda, self.device = cuda, "cuda:%d" % device if cuda else "cpu"
+        self._count, self._device, self._ptr, self._contiguous = count, device, ptr, contiguous
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def data_ptr(self):
+        return self._ptr
+
+    def numel(self):
+        return self._count
+
+    def get_device(self):
+        return self._device
+
+    def stride(self):
+        return (2,)
+
+
+FAKE_TORCH = types.ModuleType("torch")
+for _name in ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64"):
+    setattr(FAKE_TORCH, _name, Dtype(_name))
+FAKE_TORCH.complex64 = Dtype("complex64")
+FAKE_TORCH.Tensor = Tensor
+STREAM_BASE = 0x5000
+FAKE_TORCH._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: STREAM_BASE + device)
+
+
+@pytest.fixture
+def recorder(tmp_path, monkeypatch):
+    source, library = tmp_path / "recorder.c", tmp_path / "librecorder.so"
+    source.write_text(RECORDER)
+    try:
+        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        pytest.skip("no C compiler for the recording function: %s" % e)
+    lib = ctypes.CDLL(str(library))
+    lib.recorded.restype = ctypes.POINTER(ctypes.c_longlong)
+    monkeypatch.setitem(sys.modules, "torch", FAKE_TORCH)
+    monkeypatch.setattr(_tensors, "_torch_fast_ready", False)
+    monkeypatch.setattr(_tensors, "_torch_dtype_codes", {})
+    monkeypatch.setattr(_tensors, "_torch_stream", None)
+    monkeypatch.setattr(rank, "_RUN", ctypes.cast(lib.gpupeer_rank_comm_run, ctypes.c_void_p).value)
+    monkeypatch.setattr(rank, "_call", _lib._fastcall.run10)
+    yield lib
+    _tensors._EXTRACTORS.pop(Tensor, None)
+    for comm in LIVE:  # their handle is made up: nothing to destroy
+        comm._handle = None
+    LIVE.clear()
+
+
+LIVE = []
+
+
+def live_comm(world_size=2, device=0):
+    """A communicator whose handle passes the Python path's checks (the recorder ignores it)."""
+    comm = detached_rank_comm(world_size=world_size, device=device)
+    comm._handle = 0x1234
+    LIVE.append(comm)
+    return comm
+
+
+def call_of(lib):
+    return list(lib.recorded()[:10])
+
+
+def test_every_operation_reaches_c_with_the_python_paths_arguments(recorder):
+    comm = live_comm(world_size=2, device=1)
+    x, gathered = Tensor(8, "bfloat16", device=1, ptr=0x10000), Tensor(16, "bfloat16", device=1, ptr=0x20000)
+    half, shuffled = Tensor(4, "bfloat16", device=1, ptr=0x30000), Tensor(8, "bfloat16", device=1, ptr=0x40000)
+    cases = [  # call, what it returns, (op, send, recv, count, redop, root) as C receives them
+        (lambda: comm.all_reduce(x), x, (0, 0x10000, 0x10000, 8, 0, 0)),
+        (lambda: comm.all_reduce(x, op="max"), x, (0, 0x10000, 0x10000, 8, 3, 0)),
+        (lambda: comm.all_gather(x, gathered), gathered, (1, 0x10000, 0x20000, 8, 0, 0)),
+        (lambda: comm.reduce_scatter(x, half, op="avg"), half, (2, 0x10000, 0x30000, 4, 4, 0)),
+        (lambda: comm.broadcast(x, root=1), x, (3, 0x10000, 0x10000, 8, 0, 1)),
+        (lambda: comm.reduce(x, op="min", root=1), x, (4, 0x10000, 0x10000, 8, 2, 1)),
+        (lambda: comm.all_to_all(x, shuffled), shuffled, (5, 0x10000, 0x40000, 4, 0, 0)),
+    ]
+    for calls, (call, returned, (op, send, recv, count, redop, root)) in enumerate(cases, start=1):
+        assert call() is returned
+        assert recorder.recorded_calls() == calls
+        assert call_of(recorder) == [0x1234, op, send, recv, count, _tensors.BFLOAT16, redop, root, STREAM_BASE + 1,
+                                     comm._err.address]
+    assert comm._fast, "the calls above took the C path"
+
+
+def test_what_c_declines_gets_the_python_paths_error_and_nothing_is_called(recorder):
+    comm = live_comm(world_size=2)
+    cases = [
+        (lambda: comm.all_reduce(Tensor(4, contiguous=False)), ValueError, "tensor: not contiguous"),
+        (lambda: comm.all_reduce(Tensor(4, cuda=False)), TypeError, "tensor: a CUDA tensor is needed, this one is on cpu"),
+        (lambda: comm.all_reduce(Tensor(4, "complex64")), TypeError, "tensor: element type torch.complex64"),
+        (lambda: comm.all_reduce(Tensor(4, device=1)), ValueError, "tensor: on GPU 1, this rank drives GPU 0"),
+        (lambda: comm.all_gather(Tensor(4), Tensor(4)), ValueError, "out: 4 elements, 8 expected"),
+        (lambda: comm.all_reduce(Tensor(4), out=Tensor(4, "float64")), TypeError, "out: element type float64"),
+        (lambda: comm.reduce_scatter(Tensor(5), Tensor(2)), ValueError, "do not split into 2 equal chunks"),
+        (lambda: comm.all_gather(Tensor(4), None), ValueError, "out: all_gather needs an output tensor"),
+        (lambda: comm.all_reduce(Tensor(4), op="median"), ValueError, "op: one of sum"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=message):
+            call()
+    assert comm._fast, "the C path was set up and declined each call"
+    assert recorder.recorded_calls() == 0
+
+
+def test_an_explicit_stream_and_a_destroyed_communicator_take_the_python_path(recorder):
+    comm = live_comm()
+    x = Tensor(4)
+    comm.all_reduce(x, stream=77)
+    assert call_of(recorder)[8] == 77
+    comm._handle = None
+    comm._fast = False  # what destroy() leaves
+    with pytest.raises(gpupeer.InvalidArgumentError, match="this communicator was destroyed"):
+        comm.all_reduce(x)
+    assert recorder.recorded_calls() == 1
+
+
+def test_a_failing_call_raises_the_code_s_exception(recorder):
+    recorder.set_answer(3)
+    with pytest.raises(gpupeer.GpupeerError):
+        live_comm().all_reduce(Tensor(4))
+    assert recorder.recorded_calls() == 1
+
+
+def test_setup_refuses_wrong_arguments():
+    with pytest.raises(TypeError, match="setup_torch"):
+        _lib._fastcall.setup_torch(object, [], len)
+    with pytest.raises(TypeError, match="torch_run takes 10 arguments"):
+        _lib._fastcall.torch_run(1, 2)
