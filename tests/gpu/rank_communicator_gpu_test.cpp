@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -270,6 +271,72 @@ TEST(RankCommunicatorFaults, ThreadsOfOneProcessShareACommunicatorAndForeignBuff
   ASSERT_TRUE(other.get().isOk());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_TRUE(ranks[0].value()->checkError().isOk());
+  ASSERT_EQ(cudaMemcpy(got.data(), a.get(), 4000, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(got, std::vector<float>(1000, 2.0f));
+}
+
+// Holds a stream until opened: a host function that waits on a flag (at most 60 s, so that a
+// broken test cannot hold the GPU machine).
+struct StreamGate {
+  std::atomic<bool> open{false};
+  static void CUDART_CB wait(void* self) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!static_cast<StreamGate*>(self)->open.load() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
+
+// The one-process fault: two ranks in one process, rank 1's stream held by a host-side wait so
+// its kernel never reaches the barrier. Rank 0 gives up at the bound naming rank 1; both are
+// destroyed without hanging, and a new communicator gives right answers.
+TEST(RankCommunicatorFaults, PeerWhoseStreamIsHeldIsNamedAndANewCommunicatorWorks) {
+  GPUPEER_REQUIRE_GPUS(1);
+  RankCommOptions options;
+  options.device = 0;
+  options.timeoutMs = 3000;
+  auto ranks = initThreads(2, options, [](int, RankCommOptions o) { return o; });
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r].isOk()) << ranks[r].status().toString();
+  Stream s0, s1;
+  ASSERT_TRUE(s0.create(0).isOk());
+  ASSERT_TRUE(s1.create(0).isOk());
+  DeviceBuffer a, b;
+  ASSERT_TRUE(a.allocate(0, 4000).isOk());
+  ASSERT_TRUE(b.allocate(0, 4000).isOk());
+  StreamGate gate;
+  ASSERT_EQ(cudaLaunchHostFunc(s1.get(), StreamGate::wait, &gate), cudaSuccess);
+  ASSERT_TRUE(ranks[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, s1.get()).isOk());
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).isOk());
+  EXPECT_EQ(cudaStreamSynchronize(s0.get()), cudaSuccess);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  gate.open = true;
+  EXPECT_EQ(cudaStreamSynchronize(s1.get()), cudaSuccess);
+  EXPECT_GE(waited, 2.5);
+  EXPECT_LT(waited, 20.0);
+  Status st = ranks[0].value()->checkError();
+  EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.toString();
+  EXPECT_NE(st.message().find("for rank 1 (pid " + std::to_string(getpid())), std::string::npos) << st.message();
+  EXPECT_EQ(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).code(),
+            ErrorCode::kTimeout)
+      << "a failed communicator refuses further work";
+  start = std::chrono::steady_clock::now();
+  ranks.clear();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  // A new communicator on the same GPU: every element is the sum of both ranks' ones.
+  auto fresh = initThreads(2, options, [](int, RankCommOptions o) { return o; });
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(fresh[r].isOk()) << fresh[r].status().toString();
+  std::vector<float> ones(1000, 1.0f), got(1000);
+  ASSERT_EQ(cudaMemcpy(a.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  auto other = std::async(std::launch::async, [&] {
+    cudaSetDevice(0);
+    return fresh[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, s1.get());
+  });
+  ASSERT_TRUE(fresh[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).isOk());
+  ASSERT_TRUE(other.get().isOk());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_TRUE(fresh[0].value()->checkError().isOk());
+  ASSERT_TRUE(fresh[1].value()->checkError().isOk());
   ASSERT_EQ(cudaMemcpy(got.data(), a.get(), 4000, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(got, std::vector<float>(1000, 2.0f));
 }
