@@ -10,6 +10,7 @@
 // else, so that the Python path, the one place that words the errors, checks it again.
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
+#include <dlfcn.h>
 
 #include <cstddef>
 #include <initializer_list>
@@ -46,35 +47,57 @@ PyObject* run10(PyObject*, PyObject* const* args, Py_ssize_t count) {
   return PyLong_FromLong(function(comm, op, send, recv, elements, type, redop, root, stream, error));
 }
 
-// What setup_torch handed over: torch.Tensor, {torch.dtype: c_api.h type code}, and
-// torch._C._cuda_getCurrentRawStream; plus the attribute names, made once.
+// PyObject_Vectorcall: exported by CPython 3.11 and later (stable ABI from 3.12) but not
+// declared by the 3.10 stable ABI this module is built against; looked up at setup, so that a
+// Python without it still imports the module and reads through bound methods instead.
+using VectorcallFunction = PyObject* (*)(PyObject*, PyObject* const*, std::size_t, PyObject*);
+
+// What setup_torch handed over: the tensor types taken here (torch.Tensor and nn.Parameter
+// exactly: a subclass may override what is read), {torch.dtype: c_api.h type code} and
+// torch._C._cuda_getCurrentRawStream; the attribute names and torch.Tensor's method
+// descriptors, made once.
 struct Torch {
-  PyObject* tensorType = nullptr;
+  PyObject* tensorTypes = nullptr;
   PyObject* typeCodes = nullptr;
   PyObject* rawStream = nullptr;
-  PyObject *isCuda = nullptr, *dtype = nullptr, *isContiguous = nullptr, *dataPtr = nullptr, *numel = nullptr,
-           *getDevice = nullptr;
+  PyObject* dtype = nullptr;
+  // is_contiguous, data_ptr, numel, get_device: names, then torch.Tensor's descriptors.
+  PyObject* names[4] = {};
+  PyObject* methods[4] = {};
+  VectorcallFunction vectorcall = nullptr;
 } torch;
 
-/// setup_torch(tensor_type, type_codes, raw_stream) -> None
+enum Method { kIsContiguous, kDataPtr, kNumel, kGetDevice };
+
+/// setup_torch((tensor_type, ...), type_codes, raw_stream) -> None
 PyObject* setupTorch(PyObject*, PyObject* const* args, Py_ssize_t count) {
-  if (count != 3 || !PyType_Check(args[0]) || !PyDict_Check(args[1]) || !PyCallable_Check(args[2])) {
-    PyErr_SetString(PyExc_TypeError, "setup_torch(tensor_type, type_codes: dict, raw_stream: callable)");
+  if (count != 3 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) < 1 || !PyDict_Check(args[1]) ||
+      !PyCallable_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "setup_torch(tensor_types: tuple, type_codes: dict, raw_stream: callable)");
     return nullptr;
   }
-  for (PyObject** name :
-       {&torch.isCuda, &torch.dtype, &torch.isContiguous, &torch.dataPtr, &torch.numel, &torch.getDevice})
-    if (!*name) {
-      static const char* const names[] = {"is_cuda", "dtype", "is_contiguous", "data_ptr", "numel", "get_device"};
-      *name = PyUnicode_InternFromString(names[name - &torch.isCuda]);
-      if (!*name) return nullptr;
+  static const char* const names[] = {"is_contiguous", "data_ptr", "numel", "get_device"};
+  if (!torch.dtype && !(torch.dtype = PyUnicode_InternFromString("dtype"))) return nullptr;
+  PyObject* methods[4] = {};
+  for (int i = 0; i < 4; ++i) {
+    if (!torch.names[i] && !(torch.names[i] = PyUnicode_InternFromString(names[i]))) return nullptr;
+    methods[i] = PyObject_GetAttr(PyTuple_GetItem(args[0], 0), torch.names[i]);
+    if (!methods[i]) {
+      for (PyObject* m : methods) Py_XDECREF(m);
+      return nullptr;
     }
-  PyObject* old[] = {torch.tensorType, torch.typeCodes, torch.rawStream};
+  }
+  for (int i = 0; i < 4; ++i) {
+    Py_XDECREF(torch.methods[i]);
+    torch.methods[i] = methods[i];
+  }
+  PyObject* old[] = {torch.tensorTypes, torch.typeCodes, torch.rawStream};
   for (int i = 0; i < 3; ++i) Py_INCREF(args[i]);
-  torch.tensorType = args[0];
+  torch.tensorTypes = args[0];
   torch.typeCodes = args[1];
   torch.rawStream = args[2];
   for (PyObject* o : old) Py_XDECREF(o);
+  torch.vectorcall = reinterpret_cast<VectorcallFunction>(dlsym(RTLD_DEFAULT, "PyObject_Vectorcall"));
   Py_RETURN_NONE;
 }
 
@@ -86,38 +109,45 @@ struct Tensor {
   int device = -1;
 };
 
-/// The value of `method()` or of the attribute `name`, as a new reference (null: failed).
-PyObject* read(PyObject* object, PyObject* name, bool call) {
-  PyObject* value = PyObject_GetAttr(object, name);
-  if (!value || !call) return value;
-  PyObject* result = PyObject_CallNoArgs(value);
-  Py_DECREF(value);
-  return result;
+/// `function(argument)` as a new reference (null: failed).
+PyObject* callWith(PyObject* function, PyObject* argument) {
+  if (torch.vectorcall) return torch.vectorcall(function, &argument, 1, nullptr);
+  return PyObject_CallFunctionObjArgs(function, argument, nullptr);
 }
 
-/// Whether `x` is a contiguous CUDA torch tensor of a supported type, read into *out. Anything
-/// else (and any error, which is cleared) is false: the Python path then says what is wrong.
+/// x.method() as a new reference (null: failed).
+PyObject* callMethod(PyObject* x, Method method) { return callWith(torch.methods[method], x); }
+
+/// Whether `x` is one of the types taken here, exactly.
+bool isTakenType(PyObject* x) {
+  auto* type = reinterpret_cast<PyObject*>(Py_TYPE(x));
+  for (Py_ssize_t i = 0, n = PyTuple_Size(torch.tensorTypes); i < n; ++i)
+    if (PyTuple_GetItem(torch.tensorTypes, i) == type) return true;
+  return false;
+}
+
+/// Whether `x` is a contiguous torch tensor of a supported type, read into *out. Anything else
+/// (and any error, which is cleared) is false: the Python path then says what is wrong. Whether
+/// it is CUDA memory is not read here (get_device() is -1 on the host, which no communicator
+/// drives): the library checks every pointer's attributes before anything is enqueued.
 bool readTensor(PyObject* x, Tensor* out) {
-  if (!torch.tensorType || !PyObject_TypeCheck(x, reinterpret_cast<PyTypeObject*>(torch.tensorType))) return false;
+  if (!torch.tensorTypes || !isTakenType(x)) return false;
   bool ok = false;
-  PyObject *cuda = nullptr, *dtype = nullptr, *contiguous = nullptr, *ptr = nullptr, *count = nullptr,
-           *device = nullptr;
+  PyObject *dtype = nullptr, *contiguous = nullptr, *ptr = nullptr, *count = nullptr, *device = nullptr;
   do {
-    if (!(cuda = read(x, torch.isCuda, false)) || PyObject_IsTrue(cuda) != 1) break;
-    if (!(dtype = read(x, torch.dtype, false))) break;
+    if (!(dtype = PyObject_GetAttr(x, torch.dtype))) break;
     PyObject* code = PyDict_GetItemWithError(torch.typeCodes, dtype);  // borrowed
     if (!code) break;
     out->type = static_cast<int>(PyLong_AsLong(code));
-    if (!(contiguous = read(x, torch.isContiguous, true)) || PyObject_IsTrue(contiguous) != 1) break;
-    if (!(ptr = read(x, torch.dataPtr, true)) || !(count = read(x, torch.numel, true)) ||
-        !(device = read(x, torch.getDevice, true)))
+    if (!(contiguous = callMethod(x, kIsContiguous)) || contiguous != Py_True) break;
+    if (!(ptr = callMethod(x, kDataPtr)) || !(count = callMethod(x, kNumel)) || !(device = callMethod(x, kGetDevice)))
       break;
     out->ptr = PyLong_AsVoidPtr(ptr);
     out->count = PyLong_AsLongLong(count);
     out->device = static_cast<int>(PyLong_AsLong(device));
     ok = !PyErr_Occurred() && out->count >= 0;
   } while (false);
-  for (PyObject* o : {cuda, dtype, contiguous, ptr, count, device}) Py_XDECREF(o);
+  for (PyObject* o : {dtype, contiguous, ptr, count, device}) Py_XDECREF(o);
   if (PyErr_Occurred()) PyErr_Clear();
   return ok;
 }
@@ -164,7 +194,7 @@ PyObject* torchRun(PyObject*, PyObject* const* args, Py_ssize_t count) {
       Py_RETURN_NONE;
     recv = out.ptr;
   }
-  PyObject* stream = PyObject_CallFunctionObjArgs(torch.rawStream, args[2], nullptr);
+  PyObject* stream = callWith(torch.rawStream, args[2]);
   if (!stream) return nullptr;
   void* handle = PyLong_AsVoidPtr(stream);
   Py_DECREF(stream);
@@ -177,7 +207,7 @@ PyMethodDef methods[] = {
     {"run10", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(run10)), METH_FASTCALL,
      "Calls a C API run function at the given address with the ten arguments after it."},
     {"setup_torch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(setupTorch)), METH_FASTCALL,
-     "Hands over torch.Tensor, the dtype codes and torch's current-stream function."},
+     "Hands over the tensor types taken, the dtype codes and torch's current-stream function."},
     {"torch_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRun)), METH_FASTCALL,
      "An eager collective on torch tensors read here; None where Python must take the call."},
     {nullptr, nullptr, 0, nullptr}};

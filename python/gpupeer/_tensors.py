@@ -85,7 +85,7 @@ def torch_fast_run():
         raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         if raw_stream is None:
             return None
-        _fastcall.setup_torch(torch.Tensor, _torch_codes(torch), raw_stream)
+        _fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _torch_codes(torch), raw_stream)
         _torch_fast_ready = True
     return _fastcall.torch_run
 

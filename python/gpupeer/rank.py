@@ -167,6 +167,15 @@ class RankCommunicator:
 
     def all_reduce(self, tensor, out=None, op="sum", stream=None):
         """out (default: tensor, in place) = the reduction of every rank's tensor."""
+        # The most frequent eager call goes straight to C (as _collective does), one Python
+        # frame less: ~0.2 us of the binding's ~1 us on the GPU machine.
+        fast = self._fast
+        if fast and stream is None and op == "sum":
+            code = fast(_ops.ALL_REDUCE, tensor, out, 0, 0)
+            if code == 0:
+                return tensor if out is None else out
+            if code is not None:
+                self._err.raise_for(code)
         return self._collective(_ops.ALL_REDUCE, tensor, out, _REDOPS.get(op) if op in _REDOPS else _ops.redop(op), 0,
                                 stream)
 

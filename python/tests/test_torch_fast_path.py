@@ -61,7 +61,7 @@ class Tensor:
         return self._count
 
     def get_device(self):
-        return self._device
+        return self._device if self.is_cuda else -1  # torch's answer for host tensors
 
     def stride(self):
         return (2,)
@@ -72,6 +72,7 @@ for _name in ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int
     setattr(FAKE_TORCH, _name, Dtype(_name))
 FAKE_TORCH.complex64 = Dtype("complex64")
 FAKE_TORCH.Tensor = Tensor
+FAKE_TORCH.nn = types.SimpleNamespace(Parameter=type("Parameter", (Tensor,), {}))
 STREAM_BASE = 0x5000
 FAKE_TORCH._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: STREAM_BASE + device)
 
@@ -176,6 +177,6 @@ def test_a_failing_call_raises_the_code_s_exception(recorder):
 
 def test_setup_refuses_wrong_arguments():
     with pytest.raises(TypeError, match="setup_torch"):
-        _lib._fastcall.setup_torch(object, [], len)
+        _lib._fastcall.setup_torch(object, {}, len)
     with pytest.raises(TypeError, match="torch_run takes 10 arguments"):
         _lib._fastcall.torch_run(1, 2)
