@@ -155,23 +155,28 @@ bool readTensor(PyObject* x, Tensor* out) {
 // c_api.h's operation numbers, as python/gpupeer/_ops.py has them.
 enum Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll };
 
-/// torch_run(function_address, comm, device, ranks, error, op, tensor, out, redop, root)
-///   -> the C function's return code, or None where the Python path must take the call.
-/// The counts follow _ops.counts: all-gather's output holds ranks x the input, reduce-scatter's
-/// and all-to-all's input splits into `ranks` chunks; out=None is in place where that exists.
+/// torch_run(state, op, tensor, out, redop, root) -> the C function's return code, or None
+/// where the Python path must take the call. state: (function_address, comm, device, ranks,
+/// error), one tuple per communicator (a functools.partial of five more arguments would copy
+/// ten into a heap array on every call). The counts follow _ops.counts: all-gather's output
+/// holds ranks x the input, reduce-scatter's and all-to-all's input splits into `ranks`
+/// chunks; out=None is in place where that exists.
 PyObject* torchRun(PyObject*, PyObject* const* args, Py_ssize_t count) {
-  if (count != 10) {
-    PyErr_SetString(PyExc_TypeError, "torch_run takes 10 arguments");
+  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 5) {
+    PyErr_SetString(PyExc_TypeError, "torch_run(state: 5-tuple, op, tensor, out, redop, root)");
     return nullptr;
   }
-  auto function = reinterpret_cast<RunFunction>(asPointer(args[0]));
-  void* comm = asPointer(args[1]);
-  int device = asInt(args[2]), ranks = asInt(args[3]);
-  void* error = asPointer(args[4]);
-  int op = asInt(args[5]), redop = asInt(args[8]), root = asInt(args[9]);
+  PyObject* state = args[0];
+  auto function = reinterpret_cast<RunFunction>(asPointer(PyTuple_GetItem(state, 0)));
+  void* comm = asPointer(PyTuple_GetItem(state, 1));
+  PyObject* deviceObject = PyTuple_GetItem(state, 2);
+  int device = asInt(deviceObject), ranks = asInt(PyTuple_GetItem(state, 3));
+  void* error = asPointer(PyTuple_GetItem(state, 4));
+  int op = asInt(args[1]), redop = asInt(args[4]), root = asInt(args[5]);
+  PyObject *tensor = args[2], *output = args[3];
   if (PyErr_Occurred()) return nullptr;
   Tensor in, out;
-  if (!function || !comm || ranks < 1 || redop < 0 || !readTensor(args[6], &in) || in.device != device) Py_RETURN_NONE;
+  if (!function || !comm || ranks < 1 || redop < 0 || !readTensor(tensor, &in) || in.device != device) Py_RETURN_NONE;
   long long elements = in.count, outElements = in.count;
   switch (op) {
     case kAllReduce:
@@ -187,14 +192,14 @@ PyObject* torchRun(PyObject*, PyObject* const* args, Py_ssize_t count) {
     default: Py_RETURN_NONE;
   }
   void* recv = in.ptr;
-  if (args[7] == Py_None) {
+  if (output == Py_None) {
     if (op != kAllReduce && op != kBroadcast && op != kReduce) Py_RETURN_NONE;
   } else {
-    if (!readTensor(args[7], &out) || out.type != in.type || out.device != in.device || out.count != outElements)
+    if (!readTensor(output, &out) || out.type != in.type || out.device != in.device || out.count != outElements)
       Py_RETURN_NONE;
     recv = out.ptr;
   }
-  PyObject* stream = callWith(torch.rawStream, args[2]);
+  PyObject* stream = callWith(torch.rawStream, deviceObject);
   if (!stream) return nullptr;
   void* handle = PyLong_AsVoidPtr(stream);
   Py_DECREF(stream);

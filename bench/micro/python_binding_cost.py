@@ -16,7 +16,9 @@ With --gpu (PyTorch with CUDA): the same on real communicators, all-reduce of 8 
                 (C++ call + fastcall_call)
   python        comm.all_reduce(...) on torch tensors, current stream (the tensor read in C:
                 _fastcall.torch_run; python_path: read in Python, as without _fastcall)
-  added         python - direct + fastcall_call: what the binding costs beyond calling C++
+  gap           median over pairs of adjacent windows of python - direct (paired: the machine's
+                noise hits both alike)
+  added         gap + fastcall_call: what the binding costs beyond calling C++
 Prints one JSON line.
 
     PYTHONPATH=python /usr/bin/python3 bench/micro/python_binding_cost.py [--gpu]
@@ -53,6 +55,25 @@ def per_call_us(fn, sync=lambda: None):
         samples.append((time.perf_counter() - start) / CALLS * 1e6)
     sync()
     return round(statistics.median(samples), 3)
+
+
+def paired_us(first, second, sync):
+    """Medians of `first`, `second` and of their difference per pair of windows, each window
+    right after the other's, so that both see the same state of a noisy machine (us per call)."""
+    a, b, gap = [], [], []
+    for _ in range(WINDOWS):
+        times = []
+        for fn in (first, second):
+            sync()
+            start = time.perf_counter()
+            for _ in range(CALLS):
+                fn()
+            times.append((time.perf_counter() - start) / CALLS * 1e6)
+        a.append(times[0])
+        b.append(times[1])
+        gap.append(times[1] - times[0])
+    sync()
+    return tuple(round(statistics.median(v), 3) for v in (a, b, gap))
 
 
 def stub_function(tmp):
@@ -105,8 +126,10 @@ def gpu_figures():
         err = solo._err.address
         call, target = rank._call, rank._RUN
         ptr, handle = x.data_ptr(), solo._handle
-        figures["rank_direct"] = per_call_us(lambda: call(target, handle, 0, ptr, ptr, 2, 0, 0, 0, stream, err), sync)
-        figures["rank_python"] = per_call_us(lambda: solo.all_reduce(x), sync)
+        direct = lambda: call(target, handle, 0, ptr, ptr, 2, 0, 0, 0, stream, err)  # noqa: E731
+        solo.all_reduce(x)  # sets up the C path for torch tensors
+        figures["rank_direct"], figures["rank_python"], figures["rank_gap"] = paired_us(
+            direct, lambda: solo.all_reduce(x), sync)
         fast, solo._fast = solo._fast, False  # the tensor read in Python instead of C
         figures["rank_python_path"] = per_call_us(lambda: solo.all_reduce(x), sync)
         solo._fast = fast
@@ -148,8 +171,9 @@ def main():
         for kind in ("rank", "comm"):
             if kind + "_python" in figures:
                 call = figures.get("fastcall_call", figures.get("ctypes_call"))
-                if call is not None:
-                    figures[kind + "_added"] = round(figures[kind + "_python"] - figures[kind + "_direct"] + call, 3)
+                if call is not None:  # the paired difference where measured
+                    gap = figures.get(kind + "_gap", figures[kind + "_python"] - figures[kind + "_direct"])
+                    figures[kind + "_added"] = round(gap + call, 3)
     figures.update(date=datetime.date.today().isoformat(), machine=platform.node(),
                    python=platform.python_version(), cpu=platform.processor() or platform.machine(), unit="us/call")
     print(json.dumps(figures))

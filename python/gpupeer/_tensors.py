@@ -10,7 +10,7 @@ import ctypes
 import sys
 
 from . import errors
-from ._lib import lib
+from ._lib import _fastcall, lib
 
 # c_api.h's element types.
 FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT32, INT64, FLOAT8_E4M3, FLOAT8_E5M2 = range(10)
@@ -76,8 +76,6 @@ def torch_fast_run():
     an eager call on torch tensors read in C), or None: torch is not loaded (yet), or _fastcall
     or torch's raw current-stream function is missing."""
     global _torch_fast_ready
-    from ._lib import _fastcall
-
     torch = sys.modules.get("torch")
     if torch is None or _fastcall is None or not hasattr(_fastcall, "torch_run"):
         return None

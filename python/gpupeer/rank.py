@@ -1,7 +1,6 @@
 """One process per GPU: gpupeer.init / get_unique_id over gpupeer::RankCommunicator."""
 
 import ctypes
-import functools
 import sys
 
 from . import _lib, _ops, errors
@@ -13,6 +12,7 @@ from ._tensors import COUNT, CURRENT_STREAM, DEVICE, DTYPE, PTR, buffer
 UNIQUE_ID_BYTES = 128
 _REDOPS = _ops.REDOPS
 _call, _RUN = _lib.run_entry("gpupeer_rank_comm_run")
+_torch_run = None  # _fastcall.torch_run once a communicator set it up (RankCommunicator._fast)
 
 
 def _require(name):
@@ -97,8 +97,8 @@ class RankCommunicator:
     synchronisation between them, and can be captured in a CUDA graph. One thread at a time.
     """
 
-    # The eager call on torch tensors in C (_tensors.torch_fast_run) bound to this communicator:
-    # None until torch is loaded, False where it cannot be had.
+    # What the eager call on torch tensors in C (_torch_run) needs of this communicator: None
+    # until its first call, False where it cannot be had.
     _fast = None
 
     def __init__(self, handle):
@@ -125,12 +125,14 @@ class RankCommunicator:
         return buf
 
     def _torch_runner(self):
+        # Decided once per communicator, at its first call: one made before torch was imported
+        # reads torch tensors in Python.
+        global _torch_run
         run = tensors.torch_fast_run()
-        if run is None:
-            return False if _lib._fastcall is None else None
-        if not isinstance(_RUN, int) or not self._handle:
+        if run is None or not isinstance(_RUN, int) or not self._handle:
             return False
-        return functools.partial(run, _RUN, self._handle, self.device, self.world_size, self._err.address)
+        _torch_run = run
+        return (_RUN, self._handle, self.device, self.world_size, self._err.address)
 
     def _collective(self, op, tensor, out, redop, root, stream):
         # The eager path: kept flat, since every step here is paid on every call. Torch tensors
@@ -140,7 +142,7 @@ class RankCommunicator:
         if fast is None:
             fast = self._fast = self._torch_runner()
         if fast and stream is None:
-            code = fast(op, tensor, out, redop, root)
+            code = _torch_run(fast, op, tensor, out, redop, root)
             if code is not None:
                 if code != 0:
                     self._err.raise_for(code)
@@ -171,7 +173,7 @@ class RankCommunicator:
         # frame less: ~0.2 us of the binding's ~1 us on the GPU machine.
         fast = self._fast
         if fast and stream is None and op == "sum":
-            code = fast(_ops.ALL_REDUCE, tensor, out, 0, 0)
+            code = _torch_run(fast, _ops.ALL_REDUCE, tensor, out, 0, 0)
             if code == 0:
                 return tensor if out is None else out
             if code is not None:

@@ -178,5 +178,7 @@ def test_a_failing_call_raises_the_code_s_exception(recorder):
 def test_setup_refuses_wrong_arguments():
     with pytest.raises(TypeError, match="setup_torch"):
         _lib._fastcall.setup_torch(object, {}, len)
-    with pytest.raises(TypeError, match="torch_run takes 10 arguments"):
+    with pytest.raises(TypeError, match="torch_run\\(state"):
         _lib._fastcall.torch_run(1, 2)
+    with pytest.raises(TypeError, match="state: 5-tuple"):
+        _lib._fastcall.torch_run((1, 2), 0, None, None, 0, 0)
