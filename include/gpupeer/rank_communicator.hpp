@@ -8,7 +8,11 @@
 /// Every operation is stream-ordered on the caller's stream, needs no host synchronisation
 /// between operations and can be captured in a CUDA graph (each process captures its own).
 /// Every rank must call the same operations in the same order with the same count, type, op
-/// and root (NCCL's contract); a mismatch is reported where the kernel can see it. Every
+/// and root (NCCL's contract). Each collective's kernel shows its peers its call (operation,
+/// type, reduction operator, root, the call's count) and compares theirs: a collective that
+/// differs in any of these makes every rank involved fail with kInvalidArgument naming both
+/// calls instead of hanging. Buffers (no rank sees another's pointers), a collective against a
+/// send/recv, and send/recv sizes stay the caller's contract (docs/multi-process.md). Every
 /// cross-process wait is bounded (CommOptions::timeoutMs): a rank that dies or never calls in
 /// makes the others fail with kTimeout naming it, never hang. One communicator takes calls
 /// from one thread at a time; abort() may be called from any thread.
@@ -94,8 +98,9 @@ class RankCommunicator {
   Status groupEnd();
 
   /// After synchronising the stream: kTimeout naming the rank (pid, GPU, bus id) that did not
-  /// arrive within the bound, kInvalidArgument for a mismatched call, else ok. Once an
-  /// operation failed the communicator refuses further work.
+  /// arrive within the bound, kInvalidArgument naming a rank whose collective call differed
+  /// from this rank's and both calls, else ok. Once an operation failed the communicator
+  /// refuses further work.
   Status checkError();
   /// Makes every wait of this communicator give up now (from any thread); later calls fail.
   void abort();

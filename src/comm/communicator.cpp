@@ -262,21 +262,20 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     GPUPEER_WARN("communicator: {}", impl->transport);
   }
   impl->ranks.resize(n);
-  const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
   for (int r = 0; r < n; ++r) {
     Impl::Rank& rank = impl->ranks[r];
     const int d = devices[r];
     if (impl->p2p) {
       GPUPEER_RETURN_IF_ERROR(rank.scratch.allocate(d, 2 * n * o.oneShotSlotBytes));
-      GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, flagBytes));
-      GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, 3 * sizeof(std::uint32_t)));
+      GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, kOneShotFlagBytes));
+      GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, kCounterWords * sizeof(std::uint32_t)));
       GPUPEER_RETURN_IF_ERROR(rank.lineScratch.allocate(d, oneShotLineScratchBytes(n, impl->lineSlotBytes)));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.lineScratch.get(), 0, rank.lineScratch.size()));
       if (impl->line128SlotBytes) {
         GPUPEER_RETURN_IF_ERROR(rank.line128Scratch.allocate(d, 2 * n * impl->line128SlotBytes));
         GPUPEER_CUDA_CHECK(d, cudaMemset(rank.line128Scratch.get(), 0, rank.line128Scratch.size()));
       }
-      GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, flagBytes));
+      GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, kOneShotFlagBytes));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.counters.get(), 0, rank.counters.size()));
     }
     int major = 0, sms = 0;

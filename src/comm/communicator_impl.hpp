@@ -98,8 +98,9 @@ struct Communicator::Impl {
   std::size_t pullTileBytes = kPullTileByRule;
   CeIssuer ceIssuer = CeIssuer::kSender;  // ceIssuerFor(ranks) unless GPUPEER_CE_ISSUE says
   struct Rank {
-    // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and counters: the
-    // 64-bit operation counter in words 0-1, the error word in word 2.
+    // One-shot: scratch (2 parities x ranks slots), flags (kOneShotFlagBytes: [block][sender]
+    // and the call lines), and counters (kCounterWords: the 64-bit operation counter, the
+    // error word, a mismatched call's signatures).
     DeviceBuffer scratch, flags, counters;
     // The one-shot kernel's low-latency variant: lines that carry their own flags.
     DeviceBuffer lineScratch;
@@ -129,6 +130,9 @@ struct Communicator::Impl {
   /// 8-byte aligned is copied, so that every rank takes the same one-shot variant whatever the
   /// alignment of the buffers it cannot see (empty in one process, which sees them all).
   DeviceBuffer alignStaging;
+  /// The one-shot kernels show their peers the call they belong to and report a peer whose
+  /// call differs (OneShotArgs::call): where each rank's calls come from its own process.
+  bool callLines = false;
   /// Passed to the kernels (OneShotArgs::timeoutNs, abortWord).
   unsigned long long timeoutNs = 10'000'000'000ULL;
   const volatile std::uint32_t* abortWord = nullptr;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "comm/call_signature.hpp"
 #include "comm/chain_plan.hpp"
 #include "comm/communicator_impl.hpp"
 #include "comm/line128_rules.hpp"
@@ -82,6 +83,11 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
   a.abortWord = c.abortWord;
   a.maxBlocks = c.oneShotBlocks;
   a.stepBytes = c.oneShotStepBytes;
+  if (c.callLines) {
+    const CallSignature call = callSignatureOf(q.op, q.type, q.redop, q.root, q.count);
+    a.call[0] = call.word0;
+    a.call[1] = call.word1;
+  }
   return a;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "comm/bootstrap.hpp"
+#include "comm/call_signature.hpp"
 #include "comm/rank_communicator_impl.hpp"
 #include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
@@ -165,7 +166,17 @@ Status RankCommunicator::checkError() {
   GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
   GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(&error, c.errorWord(), sizeof error, cudaMemcpyDeviceToHost));
   if (error == 0) return usable(c);
-  if (error == kAbortedError) {
+  if (error & kMismatchError) {
+    // The kernel wrote both calls beside the error word before the stream ended.
+    std::uint32_t calls[4] = {};
+    GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(calls, c.errorWord() + 2, sizeof calls, cudaMemcpyDeviceToHost));
+    c.failure = GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format("rank {} called {}, rank {} (this rank) {}: every rank must make the same calls in the same order "
+                    "(count, type, operator and root)",
+                    error & ~kMismatchError, describeCall({calls[0], calls[1]}), c.rank,
+                    describeCall({calls[2], calls[3]})));
+  } else if (error == kAbortedError) {
     c.failure = GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));
   } else if (error - 1 < static_cast<std::uint32_t>(c.n())) {
     const PeerIdentity& p = c.peers[error - 1];

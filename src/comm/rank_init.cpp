@@ -102,6 +102,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   core.devices.assign(nranks, -1);
   core.devices[rank] = device;
   core.local = {rank};
+  core.callLines = true;
   core.options.oneShotSlotBytes = options.slotBytes;
   core.timeoutNs = static_cast<unsigned long long>(options.timeoutMs) * 1'000'000ULL;
   core.abortWord = static_cast<const volatile std::uint32_t*>(c.abortWord.get());
@@ -112,7 +113,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   GPUPEER_CUDA_CHECK(device, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   core.ranks[rank].hopperOrLater = major >= 9;
   Communicator::Impl::Rank& mine = core.ranks[rank];
-  GPUPEER_RETURN_IF_ERROR(mine.counters.allocate(device, 3 * sizeof(std::uint32_t)));
+  GPUPEER_RETURN_IF_ERROR(mine.counters.allocate(device, kCounterWords * sizeof(std::uint32_t)));
   GPUPEER_CUDA_CHECK(device, cudaMemset(mine.counters.get(), 0, mine.counters.size()));
 
   // 1: identities.
@@ -147,7 +148,6 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   core.line128FromBytes = line128FromBytesFor(nranks);
   const std::size_t line128Need = (line128Bytes(options.slotBytes) + 4095) / 4096 * 4096;
   core.line128SlotBytes = lines128 ? std::min(line128SlotBytesFor(nranks), line128Need) : 0;
-  const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
   c.p2p.layout = {nranks, kP2pSlotBytes};
   struct Part {
     const char* name;
@@ -155,7 +155,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     std::size_t bytes;
   };
   const Part parts[] = {{"scratch", &mine.scratch, 2 * nranks * options.slotBytes},
-                        {"flags", &mine.flags, flagBytes},
+                        {"flags", &mine.flags, kOneShotFlagBytes},
                         {"lines", &mine.lineScratch, oneShotLineScratchBytes(nranks, core.lineSlotBytes)},
                         {"lines128", &mine.line128Scratch, 2 * nranks * core.line128SlotBytes},
                         {"p2p", &c.p2pMemory, c.p2p.layout.bytes()}};

@@ -85,7 +85,14 @@ struct OneShotArgs {
   bool earlyLaunch = false;
   /// This rank's operation counter (device): kEpochStride per operation (one_shot_device.cuh).
   unsigned long long* opCounter = nullptr;
-  std::uint32_t* error = nullptr;  ///< this rank's error word: 1 + the rank that did not arrive
+  /// This rank's error word (kCounterWords): 1 + the rank that did not arrive, kAbortedError,
+  /// or kMismatchError | the rank whose call differed (then error[2..3] hold that rank's call
+  /// and error[4..5] this rank's).
+  std::uint32_t* error = nullptr;
+  /// The call this piece belongs to (comm/call_signature.hpp), shown to every peer on a call
+  /// line and compared with theirs (cuda/call_line.cuh); {0, 0}: no call lines (the
+  /// one-process communicator issues every rank's kernel itself, so its ranks cannot differ).
+  std::uint32_t call[2] = {};
   /// How long a wait for a peer lasts before it is given up and reported.
   unsigned long long timeoutNs = 10'000'000'000ULL;
   /// Where set (mapped host memory), a non-zero word makes every wait give up at once and
@@ -95,6 +102,17 @@ struct OneShotArgs {
 
 /// The error word's value after an abort (no rank is that large).
 inline constexpr std::uint32_t kAbortedError = 0xffffu;
+/// The error word's value, or'ed with the rank, where that rank's call differed from this one's.
+inline constexpr std::uint32_t kMismatchError = 0x10000u;
+
+/// A rank's counters, in 32-bit words: the operation counter (0-1), the error word (2), and
+/// after a mismatched call the peer's call (4-5) and this rank's (6-7).
+inline constexpr std::size_t kCounterWords = 8;
+
+/// A rank's flags: the one-shot words [block][sender], then the call lines (16 bytes each) of
+/// 2 parities x kMaxCommRanks senders (cuda/call_line.cuh).
+inline constexpr std::size_t kOneShotFlagWords = kMaxOneShotBlocks * kMaxCommRanks;
+inline constexpr std::size_t kOneShotFlagBytes = 4 * kOneShotFlagWords + 2 * kMaxCommRanks * 16;
 
 /// Launches rank `a.rank`'s kernel on the current device. Every rank launches the same
 /// operation with the same arguments apart from its own buffers. Small pieces whose buffers

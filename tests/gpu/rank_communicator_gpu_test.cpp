@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cuda/device_memory.hpp"
@@ -149,6 +150,31 @@ TEST_P(RankCommunicatorProcesses, RankThatNeverJoinsFailsInitWithinTheBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, RankCommunicatorProcesses, ::testing::Values(2, 3, 4));
+
+// The last rank's call differs from the others' in one thing; the bound is long (20 s), so
+// that a report by the call lines (well under 5 s) is told apart from a timeout.
+class RankCommunicatorMismatch : public ::testing::TestWithParam<std::tuple<std::string, int>> {
+ protected:
+  void SetUp() override { GPUPEER_REQUIRE_GPUS(1); }
+};
+
+TEST_P(RankCommunicatorMismatch, EveryRankReportsTheCallsAndRefusesMoreWork) {
+  const auto& [kind, n] = GetParam();
+  std::vector<Outcome> out = runWorkers("mismatch-" + kind, n, allRanks(n), 20000, 90);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 0) << "rank " << r << ":\n" << out[r].output;
+    EXPECT_NE(out[r].output.find("ok mismatch " + kind), std::string::npos) << out[r].output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, RankCommunicatorMismatch,
+                         ::testing::Values(std::make_tuple("count", 2), std::make_tuple("variant", 2),
+                                           std::make_tuple("op", 2), std::make_tuple("type", 2),
+                                           std::make_tuple("redop", 2), std::make_tuple("root", 2),
+                                           std::make_tuple("count", 3), std::make_tuple("variant", 3)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
 
 TEST(RankCommunicatorAbort, AbortFromAnotherThreadEndsAWaitAtOnce) {
   GPUPEER_REQUIRE_GPUS(1);

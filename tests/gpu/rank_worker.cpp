@@ -233,6 +233,48 @@ struct Worker {
                  "a failed communicator accepted more work");
     std::printf("ok survivor %d: reported after %.2f s: %s\n", rank, waited, st.message().c_str());
   }
+
+  // After a matched all-reduce, the last rank makes a call that differs from the others' in
+  // `kind`: count (1000 against 999 floats, both in 16-byte lines), variant (1000 floats in
+  // lines against 1.5M in two pieces of the regular variant), op, type, redop or root. Every
+  // rank must report kInvalidArgument naming the calls well before the bound (a timeout would
+  // mean the call lines did not catch it), and refuse further work.
+  void mismatched(const std::string& kind, int timeoutMs) {
+    const std::size_t count = 1000;
+    if (!ok(comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()), "matched call") ||
+        !sync("matched call"))
+      return;
+    const bool odd = rank == n - 1;
+    const auto start = std::chrono::steady_clock::now();
+    Status st;
+    if (kind == "count")
+      st = comm.allReduce(send.get(), recv.get(), odd ? count - 1 : count, DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "variant")
+      st = comm.allReduce(send.get(), recv.get(), odd ? 1'500'000 : count, DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "op")
+      st = odd ? comm.allGather(send.get(), recv.get(), count, DataType::kFloat32, s())
+               : comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "type")
+      st = comm.allReduce(send.get(), recv.get(), count, odd ? DataType::kInt32 : DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "redop")
+      st = comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, odd ? RedOp::kMax : RedOp::kSum, s());
+    else if (kind == "root")
+      st = comm.broadcast(send.get(), recv.get(), count, DataType::kFloat32, odd ? 0 : n - 1, s());
+    else
+      st = Status(ErrorCode::kInvalidArgument, "unknown kind " + kind);
+    if (!ok(st, "mismatched call")) return;
+    cudaStreamSynchronize(s());
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Status e = comm.checkError();
+    WORKER_CHECK(e.code() == ErrorCode::kInvalidArgument, "rank %d: %s", rank, e.toString().c_str());
+    // The others name the last rank; the last rank names whichever of them it compared first.
+    const std::string named = odd ? " (this rank) " : "rank " + std::to_string(n - 1) + " called ";
+    WORKER_CHECK(e.message().find(named) != std::string::npos, "rank %d: %s", rank, e.message().c_str());
+    WORKER_CHECK(waited < 5.0 && waited < timeoutMs / 2000.0, "rank %d waited %.1f s", rank, waited);
+    WORKER_CHECK(!comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()).isOk(),
+                 "a failed communicator accepted more work");
+    std::printf("ok mismatch %s: rank %d reported after %.2f s: %s\n", kind.c_str(), rank, waited, e.message().c_str());
+  }
 };
 
 // Rank 0 waits for an operation that rank 1 never makes; another thread aborts it.
@@ -269,7 +311,10 @@ int run(int argc, char** argv) {
   RankCommOptions options;
   options.device = rank % devices;
   options.timeoutMs = timeoutMs;
-  options.slotBytes = 64u << 10;
+  // Small slots put the collectives' pieces in several kernels; the mismatches keep the
+  // default, so that a large call takes the regular variant.
+  const bool mismatch = scenario.rfind("mismatch-", 0) == 0;
+  options.slotBytes = mismatch ? RankCommOptions{}.slotBytes : 64u << 10;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     std::printf("init failed: %s\n", made.status().toString().c_str());
@@ -285,6 +330,8 @@ int run(int argc, char** argv) {
     w.pointToPoint();
   } else if (scenario == "killed") {
     w.killed(timeoutMs);
+  } else if (mismatch) {
+    w.mismatched(scenario.substr(9), timeoutMs);
   } else if (scenario == "abort") {
     aborted(comm, w);
   } else {
