@@ -58,6 +58,12 @@ struct RankCommOptions {
   int timeoutMs = 30000;
   /// One-shot scratch per rank: 2 x ranks slots of this size; larger messages go in pieces.
   std::size_t slotBytes = 4u << 20;
+  /// All-reduces, all-gathers and reduce-scatters of at least this many bytes per rank whose
+  /// buffers lie in registered buffers (registerBuffer) read and write the peers' buffers
+  /// directly (the pull kernel) instead of going through the scratch. Must be the same on
+  /// every rank (a call that takes the pull kernel on some ranks only is reported as a
+  /// mismatch).
+  std::size_t zeroCopyFromBytes = 1u << 20;
 };
 
 class RankCommunicator {
@@ -96,6 +102,22 @@ class RankCommunicator {
   Status recv(void* buffer, std::size_t count, DataType type, int peer, cudaStream_t stream);
   Status groupStart();
   Status groupEnd();
+
+  /// Registers [ptr, ptr + bytes) (device memory of this rank's GPU from cudaMalloc: pool and
+  /// virtual-memory allocations cannot be exported through CUDA IPC and are refused, as is a
+  /// second buffer in an allocation already registered) so that collectives whose buffers lie
+  /// in it may read and write it from the peers directly (see
+  /// RankCommOptions::zeroCopyFromBytes). Collective, like ncclCommRegister: every rank
+  /// registers its buffer of the same role in the same order, from the host, outside stream
+  /// capture; it blocks until every rank has (bounded by the timeout), and fails on every rank
+  /// if one rank's buffer cannot be shared. Which way a call goes is decided when it is made,
+  /// or captured: a graph captured before its buffers were registered keeps going through the
+  /// scratch; one captured after reads the buffers directly and must not run after they were
+  /// deregistered (reported as kInvalidArgument by checkError, not a fault).
+  Status registerBuffer(void* ptr, std::size_t bytes);
+  /// Undoes registerBuffer(ptr) (the same pointer); collective, in the same order on every
+  /// rank, after every operation that uses the buffer has completed on every rank.
+  Status deregisterBuffer(void* ptr);
 
   /// After synchronising the stream: kTimeout naming the rank (pid, GPU, bus id) that did not
   /// arrive within the bound, kInvalidArgument naming a rank whose collective call differed

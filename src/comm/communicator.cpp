@@ -44,7 +44,8 @@ PointerAttributesFn pointerAttributes() {
 
 }  // namespace
 
-Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which, bool* fromCudaMalloc) {
+Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which, bool* fromCudaMalloc,
+                   const char** allocation) {
   if (!p) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("rank {}: {} buffer is null", rank, which));
   // CU_POINTER_ATTRIBUTE_MEMORY_TYPE, _DEVICE_ORDINAL, _RANGE_START_ADDR, _RANGE_SIZE,
   // _IS_LEGACY_CUDA_IPC_CAPABLE (cuda.h)
@@ -58,6 +59,7 @@ Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const
   PointerAttributesFn fn = pointerAttributes();
   bool known = fn && fn(5, kAttributes, values, reinterpret_cast<unsigned long long>(p)) == 0;
   if (fromCudaMalloc) *fromCudaMalloc = known && legacy;
+  if (allocation) *allocation = known ? reinterpret_cast<const char*>(start) : nullptr;
   if (!fn) {  // older driver: the runtime's query, without the allocation's size
     cudaPointerAttributes attr{};
     known = cudaPointerGetAttributes(&attr, p) == cudaSuccess;

@@ -149,6 +149,25 @@ TEST_P(RankCommunicatorProcesses, RankThatNeverJoinsFailsInitWithinTheBound) {
   EXPECT_LT(seconds, 20.0);
 }
 
+TEST_P(RankCommunicatorProcesses, RegisteredBuffersReadDirectlyAgainstTheReferenceAndInGraphs) {
+  const int n = GetParam();
+  std::vector<Outcome> out = runWorkers("registered", n, allRanks(n), 20000, 280);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 0) << "rank " << r << ":\n" << out[r].output;
+    EXPECT_NE(out[r].output.find("ok graphs: 0 failure(s)"), std::string::npos) << out[r].output;
+    EXPECT_NE(out[r].output.find("ok deregistered: 0 failure(s)"), std::string::npos) << out[r].output;
+  }
+}
+
+TEST_P(RankCommunicatorProcesses, GraphWithDeregisteredBuffersIsReportedNotAFault) {
+  const int n = GetParam();
+  std::vector<Outcome> out = runWorkers("registered-stale", n, allRanks(n), 20000, 90);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 0) << "rank " << r << ":\n" << out[r].output;
+    EXPECT_NE(out[r].output.find("ok stale graph"), std::string::npos) << out[r].output;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, RankCommunicatorProcesses, ::testing::Values(2, 3, 4));
 
 // The last rank's call differs from the others' in one thing; the bound is long (20 s), so
@@ -167,14 +186,12 @@ TEST_P(RankCommunicatorMismatch, EveryRankReportsTheCallsAndRefusesMoreWork) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Calls, RankCommunicatorMismatch,
-                         ::testing::Values(std::make_tuple("count", 2), std::make_tuple("variant", 2),
-                                           std::make_tuple("op", 2), std::make_tuple("type", 2),
-                                           std::make_tuple("redop", 2), std::make_tuple("root", 2),
-                                           std::make_tuple("count", 3), std::make_tuple("variant", 3)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Calls, RankCommunicatorMismatch,
+    ::testing::Values(std::make_tuple("count", 2), std::make_tuple("variant", 2), std::make_tuple("op", 2),
+                      std::make_tuple("type", 2), std::make_tuple("redop", 2), std::make_tuple("root", 2),
+                      std::make_tuple("registered", 2), std::make_tuple("count", 3), std::make_tuple("variant", 3)),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks"; });
 
 TEST(RankCommunicatorAbort, AbortFromAnotherThreadEndsAWaitAtOnce) {
   GPUPEER_REQUIRE_GPUS(1);

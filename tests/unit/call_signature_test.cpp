@@ -17,6 +17,7 @@ TEST(CallSignature, EveryFieldThatMattersMakesTheWordsDiffer) {
   EXPECT_NE(base, callSignatureOf(CollOp::kAllGather, DataType::kFloat32, RedOp::kSum, 0, 1000));
   EXPECT_NE(base, callSignatureOf(CollOp::kAllReduce, DataType::kInt32, RedOp::kSum, 0, 1000));
   EXPECT_NE(base, callSignatureOf(CollOp::kAllReduce, DataType::kFloat32, RedOp::kMax, 0, 1000));
+  EXPECT_NE(base, callSignatureOf(CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, 1000, true));
   // Counts that differ only above bit 31, and roots of rooted ops.
   EXPECT_NE(callSignatureOf(CollOp::kAllGather, DataType::kInt8, RedOp::kSum, 0, std::size_t{1} << 32),
             callSignatureOf(CollOp::kAllGather, DataType::kInt8, RedOp::kSum, 0, std::size_t{2} << 32));
@@ -52,6 +53,8 @@ TEST(CallSignature, WordsReadBackAsTheCall) {
   EXPECT_EQ(
       describeCall(callSignatureOf(CollOp::kAllToAll, DataType::kInt64, RedOp::kSum, 0, (std::size_t{3} << 32) + 7)),
       "alltoall of 12884901895 int64");
+  EXPECT_EQ(describeCall(callSignatureOf(CollOp::kAllGather, DataType::kInt32, RedOp::kSum, 0, 8, true)),
+            "all_gather of 8 int32 on registered buffers");
   EXPECT_EQ(describeCall({0x12u, 5u}), "an unknown call (00000012 00000005)");
 }
 
