@@ -104,8 +104,8 @@ class RankCommunicator {
   Status groupEnd();
 
   /// Registers [ptr, ptr + bytes) (device memory of this rank's GPU from cudaMalloc: pool and
-  /// virtual-memory allocations cannot be exported through CUDA IPC and are refused, as is a
-  /// second buffer in an allocation already registered) so that collectives whose buffers lie
+  /// virtual-memory allocations cannot be exported through CUDA IPC and are refused; several
+  /// buffers of one allocation may be registered) so that collectives whose buffers lie
   /// in it may read and write it from the peers directly (see
   /// RankCommOptions::zeroCopyFromBytes). Collective, like ncclCommRegister: every rank
   /// registers its buffer of the same role in the same order, from the host, outside stream

@@ -4,6 +4,8 @@
 // buffers mapped into this process, and the point-to-point channels. Internal.
 
 #include <atomic>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,13 +26,13 @@ struct PeerIdentity {
 };
 
 /// A buffer registered with RankCommunicator::registerBuffer: this rank's range and the
-/// peers' mapped allocations (their ranges start `offset` into them).
+/// peers' allocations it keeps mapped (shared by the registrations in one allocation: a
+/// process maps a peer's allocation once).
 struct Registration {
   bool live = false;
   const char* base = nullptr;  ///< this rank's registered range
   std::size_t bytes = 0;
-  const char* allocation = nullptr;  ///< the allocation it lies in (one registration each)
-  std::vector<MappedPeerBuffer> mapped;
+  std::vector<std::shared_ptr<MappedPeerBuffer>> mapped;
 };
 
 struct RankCommunicator::Impl {
@@ -56,6 +58,7 @@ struct RankCommunicator::Impl {
   // (RegisteredBuffer [kMaxRegistrations][kMaxCommRanks]); calls of at least zeroCopyFromBytes
   // per rank inside them take the pull kernel.
   std::vector<Registration> registrations;
+  std::map<std::pair<int, std::uint64_t>, std::weak_ptr<MappedPeerBuffer>> peerAllocations;  // (rank, its pointer)
   DeviceBuffer registeredTable;
   std::size_t zeroCopyFromBytes = 0;
 

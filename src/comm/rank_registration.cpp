@@ -27,8 +27,8 @@ Status writeTableRow(RankCommunicator::Impl& c, int index, const std::vector<Reg
   return Status::ok();
 }
 
-// This rank's buffer, checked: memory of its GPU, exportable, not in an allocation registered
-// already, and a free index. Empty where it may be registered.
+// This rank's buffer, checked: memory of its GPU, exportable, and a free index. Empty where it
+// may be registered.
 std::string refusal(const RankCommunicator::Impl& c, const void* ptr, std::size_t bytes, const char** allocation) {
   if (bytes == 0) return "a buffer of 0 bytes";
   bool exportable = false;
@@ -39,12 +39,6 @@ std::string refusal(const RankCommunicator::Impl& c, const void* ptr, std::size_
         "rank {}: buffer {} is not from cudaMalloc (a pool or virtual-memory allocation), which CUDA IPC "
         "cannot export",
         c.rank, ptr);
-  for (const Registration& r : c.registrations)
-    if (r.live && r.allocation == *allocation)
-      return fmt::format(
-          "rank {}: buffer {} lies in an allocation registered already (from {}): register one "
-          "buffer per allocation, e.g. the whole allocation",
-          c.rank, ptr, static_cast<const void*>(r.base));
   if (c.registrations.size() >= static_cast<std::size_t>(kMaxRegistrations))
     return fmt::format("rank {}: {} registrations in this communicator's life, the most", c.rank, kMaxRegistrations);
   return {};
@@ -81,7 +75,6 @@ Status registerRankBuffer(RankCommunicator::Impl& c, void* ptr, std::size_t byte
   Registration reg;
   reg.base = static_cast<const char*>(ptr);
   reg.bytes = bytes;
-  reg.allocation = allocation;
   std::vector<RegisteredBuffer> row(n);
   Status mapped;
   for (int r = 0; r < n && mapped.isOk(); ++r) {
@@ -98,9 +91,17 @@ Status registerRankBuffer(RankCommunicator::Impl& c, void* ptr, std::size_t byte
     if (c.peers[r].pid == getpid() && c.peers[r].device != c.device)
       mapped = PeerAccess::process().enable(c.device, c.peers[r].device);
     if (!mapped.isOk()) break;
-    reg.mapped.emplace_back();
-    mapped = reg.mapped.back().map(c.device, b, c.peers[r].pid);
-    row[r] = {static_cast<char*>(reg.mapped.back().get()) + j.value("offset", std::uint64_t{0}),
+    // A peer's allocation is mapped once while any registration in it lives (CUDA IPC opens a
+    // handle once per process).
+    std::shared_ptr<MappedPeerBuffer> peer = c.peerAllocations[{r, b.pointer}].lock();
+    if (!peer) {
+      peer = std::make_shared<MappedPeerBuffer>();
+      mapped = peer->map(c.device, b, c.peers[r].pid);
+      if (!mapped.isOk()) break;
+      c.peerAllocations[{r, b.pointer}] = peer;
+    }
+    reg.mapped.push_back(peer);
+    row[r] = {static_cast<char*>(peer->get()) + j.value("offset", std::uint64_t{0}),
               j.value("bytes", std::uint64_t{0})};
   }
   // Every rank agrees that every rank mapped every peer's, or none registers.
@@ -134,7 +135,10 @@ Status deregisterRankBuffer(RankCommunicator::Impl& c, void* ptr) {
   GPUPEER_RETURN_IF_ERROR(writeTableRow(c, index, {}));
   Registration& reg = c.registrations[index];
   reg.live = false;
-  reg.mapped.clear();  // unmapped: no operation uses it any more (the caller's contract)
+  // Unmapped unless another registration uses them: no operation does (the caller's contract).
+  reg.mapped.clear();
+  for (auto it = c.peerAllocations.begin(); it != c.peerAllocations.end();)
+    it = it->second.expired() ? c.peerAllocations.erase(it) : std::next(it);
   return Status::ok();
 }
 

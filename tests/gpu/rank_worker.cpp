@@ -228,9 +228,12 @@ struct Worker {
     if (!ok(comm.registerBuffer(send.get(), kBytes), "register send") ||
         !ok(comm.registerBuffer(recv.get(), kBytes), "register recv"))
       return;
-    // A second buffer of a registered allocation is refused, on every rank.
-    Status again = comm.registerBuffer(send.bytes() + 4096, 4096);
-    WORKER_CHECK(again.code() == ErrorCode::kInvalidArgument, "second buffer: %s", again.toString().c_str());
+    // Memory that is not the GPU's is refused, on every rank.
+    std::vector<char> host(4096);
+    Status refused = comm.registerBuffer(host.data(), host.size());
+    WORKER_CHECK(refused.code() == ErrorCode::kInvalidArgument, "host memory: %s", refused.toString().c_str());
+    // A second registration in an allocation registered already shares the peers' mappings.
+    if (!ok(comm.registerBuffer(send.bytes() + (4u << 20), 4u << 20), "register a second buffer in send")) return;
     if (before) {
       WORKER_CHECK(cudaGraphLaunch(before, s()) == cudaSuccess, "launch");
       if (sync("graph captured before registration")) {
@@ -253,6 +256,18 @@ struct Worker {
     if (!ok(comm.deregisterBuffer(send.get()), "deregister send") ||
         !ok(comm.deregisterBuffer(recv.get()), "deregister recv"))
       return;
+    // Buffers in the second registration of send's allocation (the peers' mapping of it
+    // outlived the first), then none at all.
+    std::uint8_t* second = send.bytes() + (4u << 20);
+    std::vector<std::int32_t> twos(count, 2);
+    cudaMemcpy(second, twos.data(), count * 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    if (ok(comm.allReduce(second, second, count, DataType::kInt32, RedOp::kSum, s()), "in the second registration") &&
+        sync("in the second registration")) {
+      cudaMemcpy(got.data(), second, count * 4, cudaMemcpyDeviceToHost);
+      WORKER_CHECK(got[0] == 2 * n && got[count - 1] == 2 * n, "second registration: %d, want %d", got[0], 2 * n);
+    }
+    if (!ok(comm.deregisterBuffer(second), "deregister the second")) return;
     for (CollOp op : ops) checkOne(op, DataType::kFloat32, RedOp::kSum, 40001, 0, false);
     std::printf("ok deregistered: %d failure(s)\n", failures);
   }
