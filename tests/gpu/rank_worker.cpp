@@ -208,6 +208,18 @@ struct Worker {
     std::printf("ok cycle and self\n");
   }
 
+  // An all-reduce from send into recv captured in a CUDA graph (null where capture failed).
+  cudaGraphExec_t capturedSum(std::size_t count, DataType type) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    WORKER_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
+    ok(comm.allReduce(send.get(), recv.get(), count, type, RedOp::kSum, s()), "captured sum");
+    WORKER_CHECK(cudaStreamEndCapture(s(), &graph) == cudaSuccess, "end capture");
+    WORKER_CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
+    if (graph) cudaGraphDestroy(graph);
+    return exec;
+  }
+
   // Both buffers registered (every size reads the peers' buffers directly: the worker's
   // zeroCopyFromBytes is 0): all-reduce, all-gather and reduce-scatter against the reference,
   // in place, out of place and off the 16-byte alignment; a graph captured before the
@@ -218,13 +230,7 @@ struct Worker {
     std::vector<std::int32_t> ones(count, 1), got(count);
     cudaMemcpy(send.get(), ones.data(), count * 4, cudaMemcpyHostToDevice);
     cudaDeviceSynchronize();
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t before = nullptr;
-    WORKER_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
-    ok(comm.allReduce(send.get(), recv.get(), count, DataType::kInt32, RedOp::kSum, s()), "captured before");
-    WORKER_CHECK(cudaStreamEndCapture(s(), &graph) == cudaSuccess, "end capture");
-    WORKER_CHECK(cudaGraphInstantiate(&before, graph, 0) == cudaSuccess, "instantiate");
-    if (graph) cudaGraphDestroy(graph);
+    cudaGraphExec_t before = capturedSum(count, DataType::kInt32);
     if (!ok(comm.registerBuffer(send.get(), kBytes), "register send") ||
         !ok(comm.registerBuffer(recv.get(), kBytes), "register recv"))
       return;
@@ -279,13 +285,7 @@ struct Worker {
     if (!ok(comm.registerBuffer(send.get(), kBytes), "register send") ||
         !ok(comm.registerBuffer(recv.get(), kBytes), "register recv"))
       return;
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    WORKER_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
-    ok(comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()), "captured");
-    WORKER_CHECK(cudaStreamEndCapture(s(), &graph) == cudaSuccess, "end capture");
-    WORKER_CHECK(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
-    if (graph) cudaGraphDestroy(graph);
+    cudaGraphExec_t exec = capturedSum(count, DataType::kFloat32);
     if (!exec) return;
     WORKER_CHECK(cudaGraphLaunch(exec, s()) == cudaSuccess, "launch");
     if (!sync("graph while registered")) return;
