@@ -161,6 +161,9 @@ int gpupeer_rank_comm_group_start(gpupeer_rank_comm* comm, gpupeer_error** error
 int gpupeer_rank_comm_group_end(gpupeer_rank_comm* comm, gpupeer_error** error);
 int gpupeer_rank_comm_check_error(gpupeer_rank_comm* comm, gpupeer_error** error);
 void gpupeer_rank_comm_abort(gpupeer_rank_comm* comm);
+/// RankCommunicator::registerBuffer / deregisterBuffer (collective: every rank, same order).
+int gpupeer_rank_comm_register_buffer(gpupeer_rank_comm* comm, void* ptr, size_t bytes, gpupeer_error** error);
+int gpupeer_rank_comm_deregister_buffer(gpupeer_rank_comm* comm, void* ptr, gpupeer_error** error);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,11 @@
 /// Every operation is stream-ordered on the caller's stream, needs no host synchronisation
 /// between operations and can be captured in a CUDA graph (each process captures its own).
 /// Every rank must call the same operations in the same order with the same count, type, op
-/// and root (NCCL's contract); a mismatch is reported where the kernel can see it. Every
+/// and root (NCCL's contract). Each collective's kernel shows its peers its call (operation,
+/// type, reduction operator, root, the call's count) and compares theirs: a collective that
+/// differs in any of these makes every rank involved fail with kInvalidArgument naming both
+/// calls instead of hanging. Buffers (no rank sees another's pointers), a collective against a
+/// send/recv, and send/recv sizes stay the caller's contract (docs/multi-process.md). Every
 /// cross-process wait is bounded (CommOptions::timeoutMs): a rank that dies or never calls in
 /// makes the others fail with kTimeout naming it, never hang. One communicator takes calls
 /// from one thread at a time; abort() may be called from any thread.
@@ -54,6 +58,12 @@ struct RankCommOptions {
   int timeoutMs = 30000;
   /// One-shot scratch per rank: 2 x ranks slots of this size; larger messages go in pieces.
   std::size_t slotBytes = 4u << 20;
+  /// All-reduces, all-gathers and reduce-scatters of at least this many bytes per rank whose
+  /// buffers lie in registered buffers (registerBuffer) read and write the peers' buffers
+  /// directly (the pull kernel) instead of going through the scratch. Must be the same on
+  /// every rank (a call that takes the pull kernel on some ranks only is reported as a
+  /// mismatch).
+  std::size_t zeroCopyFromBytes = 1u << 20;
 };
 
 class RankCommunicator {
@@ -93,9 +103,26 @@ class RankCommunicator {
   Status groupStart();
   Status groupEnd();
 
+  /// Registers [ptr, ptr + bytes) (device memory of this rank's GPU from cudaMalloc: pool and
+  /// virtual-memory allocations cannot be exported through CUDA IPC and are refused; several
+  /// buffers of one allocation may be registered) so that collectives whose buffers lie
+  /// in it may read and write it from the peers directly (see
+  /// RankCommOptions::zeroCopyFromBytes). Collective, like ncclCommRegister: every rank
+  /// registers its buffer of the same role in the same order, from the host, outside stream
+  /// capture; it blocks until every rank has (bounded by the timeout), and fails on every rank
+  /// if one rank's buffer cannot be shared. Which way a call goes is decided when it is made,
+  /// or captured: a graph captured before its buffers were registered keeps going through the
+  /// scratch; one captured after reads the buffers directly and must not run after they were
+  /// deregistered (reported as kInvalidArgument by checkError, not a fault).
+  Status registerBuffer(void* ptr, std::size_t bytes);
+  /// Undoes registerBuffer(ptr) (the same pointer); collective, in the same order on every
+  /// rank, after every operation that uses the buffer has completed on every rank.
+  Status deregisterBuffer(void* ptr);
+
   /// After synchronising the stream: kTimeout naming the rank (pid, GPU, bus id) that did not
-  /// arrive within the bound, kInvalidArgument for a mismatched call, else ok. Once an
-  /// operation failed the communicator refuses further work.
+  /// arrive within the bound, kInvalidArgument naming a rank whose collective call differed
+  /// from this rank's and both calls, else ok. Once an operation failed the communicator
+  /// refuses further work.
   Status checkError();
   /// Makes every wait of this communicator give up now (from any thread); later calls fail.
   void abort();

@@ -230,6 +230,25 @@ class RankCommunicator:
         arrive, or InvalidArgumentError for a call that differed between ranks."""
         self._call(lib.gpupeer_rank_comm_check_error)
 
+    def register_buffer(self, tensor):
+        """Registers the tensor's memory (from cudaMalloc, e.g. PyTorch's caching allocator
+        with expandable segments off) so that all-reduces, all-gathers and reduce-scatters on
+        it read the peers' memory directly. Collective: every rank registers its tensor of the
+        same role in the same order (ncclCommRegister's rule); see docs/multi-process.md."""
+        _require("gpupeer_rank_comm_register_buffer")
+        buf = self._buffer(tensor, "tensor")
+        code = lib.gpupeer_rank_comm_register_buffer(self._live(), buf[PTR], buf[COUNT] * tensors.ELEMENT_BYTES[buf[DTYPE]],
+                                                     self._err.address)
+        if code != 0:
+            self._err.raise_for(code)
+
+    def deregister_buffer(self, tensor):
+        """Undoes register_buffer(tensor); collective, after every operation on it completed."""
+        _require("gpupeer_rank_comm_deregister_buffer")
+        code = lib.gpupeer_rank_comm_deregister_buffer(self._live(), self._buffer(tensor, "tensor")[PTR], self._err.address)
+        if code != 0:
+            self._err.raise_for(code)
+
     def abort(self):
         """Makes every wait of this communicator give up now (from any thread)."""
         lib.gpupeer_rank_comm_abort(self._live())

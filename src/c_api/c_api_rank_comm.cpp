@@ -151,4 +151,16 @@ void gpupeer_rank_comm_abort(gpupeer_rank_comm* comm) {
   if (comm) comm->comm->abort();
 }
 
+int gpupeer_rank_comm_register_buffer(gpupeer_rank_comm* comm, void* ptr, size_t bytes, gpupeer_error** error) {
+  return guarded(error, [&] {
+    return comm ? capi::finish(comm->comm->registerBuffer(ptr, bytes), error) : fail(capi::nullComm(), error);
+  });
+}
+
+int gpupeer_rank_comm_deregister_buffer(gpupeer_rank_comm* comm, void* ptr, gpupeer_error** error) {
+  return guarded(error, [&] {
+    return comm ? capi::finish(comm->comm->deregisterBuffer(ptr), error) : fail(capi::nullComm(), error);
+  });
+}
+
 }  // extern "C"

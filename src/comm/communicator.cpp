@@ -44,7 +44,8 @@ PointerAttributesFn pointerAttributes() {
 
 }  // namespace
 
-Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which, bool* fromCudaMalloc) {
+Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which, bool* fromCudaMalloc,
+                   const char** allocation) {
   if (!p) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("rank {}: {} buffer is null", rank, which));
   // CU_POINTER_ATTRIBUTE_MEMORY_TYPE, _DEVICE_ORDINAL, _RANGE_START_ADDR, _RANGE_SIZE,
   // _IS_LEGACY_CUDA_IPC_CAPABLE (cuda.h)
@@ -58,6 +59,7 @@ Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const
   PointerAttributesFn fn = pointerAttributes();
   bool known = fn && fn(5, kAttributes, values, reinterpret_cast<unsigned long long>(p)) == 0;
   if (fromCudaMalloc) *fromCudaMalloc = known && legacy;
+  if (allocation) *allocation = known ? reinterpret_cast<const char*>(start) : nullptr;
   if (!fn) {  // older driver: the runtime's query, without the allocation's size
     cudaPointerAttributes attr{};
     known = cudaPointerGetAttributes(&attr, p) == cudaSuccess;
@@ -262,21 +264,20 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     GPUPEER_WARN("communicator: {}", impl->transport);
   }
   impl->ranks.resize(n);
-  const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
   for (int r = 0; r < n; ++r) {
     Impl::Rank& rank = impl->ranks[r];
     const int d = devices[r];
     if (impl->p2p) {
       GPUPEER_RETURN_IF_ERROR(rank.scratch.allocate(d, 2 * n * o.oneShotSlotBytes));
-      GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, flagBytes));
-      GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, 3 * sizeof(std::uint32_t)));
+      GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, kOneShotFlagBytes));
+      GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, kCounterWords * sizeof(std::uint32_t)));
       GPUPEER_RETURN_IF_ERROR(rank.lineScratch.allocate(d, oneShotLineScratchBytes(n, impl->lineSlotBytes)));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.lineScratch.get(), 0, rank.lineScratch.size()));
       if (impl->line128SlotBytes) {
         GPUPEER_RETURN_IF_ERROR(rank.line128Scratch.allocate(d, 2 * n * impl->line128SlotBytes));
         GPUPEER_CUDA_CHECK(d, cudaMemset(rank.line128Scratch.get(), 0, rank.line128Scratch.size()));
       }
-      GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, flagBytes));
+      GPUPEER_CUDA_CHECK(d, cudaMemset(rank.flags.get(), 0, kOneShotFlagBytes));
       GPUPEER_CUDA_CHECK(d, cudaMemset(rank.counters.get(), 0, rank.counters.size()));
     }
     int major = 0, sms = 0;

@@ -15,6 +15,7 @@
 #include "comm/rank_signals.hpp"
 #include "comm/signal_numbers.hpp"
 #include "cuda/device_memory.hpp"
+#include "cuda/one_shot_kernels.cuh"
 #include "gpupeer/communicator.hpp"
 #include "transfer/staged_pipeline.hpp"
 
@@ -43,8 +44,9 @@ struct CollRequest {
 /// *fromCudaMalloc (when given) says whether the allocation is an ordinary cudaMalloc one,
 /// which peer access maps into every peer (pool and virtual-memory allocations need their own
 /// access grants).
+/// *allocation (when given) receives the allocation's first byte (null where unknown).
 Status checkBuffer(const void* p, std::size_t bytes, int device, int rank, const char* which,
-                   bool* fromCudaMalloc = nullptr);
+                   bool* fromCudaMalloc = nullptr, const char** allocation = nullptr);
 
 /// Checks `q` for the ranks this process drives (Impl::local): root, operator and type, every
 /// buffer's device and size, overlaps; then normalises it (see CollRequest).
@@ -98,8 +100,9 @@ struct Communicator::Impl {
   std::size_t pullTileBytes = kPullTileByRule;
   CeIssuer ceIssuer = CeIssuer::kSender;  // ceIssuerFor(ranks) unless GPUPEER_CE_ISSUE says
   struct Rank {
-    // One-shot: scratch (2 parities x ranks slots), flags [block][sender], and counters: the
-    // 64-bit operation counter in words 0-1, the error word in word 2.
+    // One-shot: scratch (2 parities x ranks slots), flags (kOneShotFlagBytes: [block][sender]
+    // and the call lines), and counters (kCounterWords: the 64-bit operation counter, the
+    // error word, a mismatched call's signatures).
     DeviceBuffer scratch, flags, counters;
     // The one-shot kernel's low-latency variant: lines that carry their own flags.
     DeviceBuffer lineScratch;
@@ -129,6 +132,9 @@ struct Communicator::Impl {
   /// 8-byte aligned is copied, so that every rank takes the same one-shot variant whatever the
   /// alignment of the buffers it cannot see (empty in one process, which sees them all).
   DeviceBuffer alignStaging;
+  /// The one-shot kernels show their peers the call they belong to and report a peer whose
+  /// call differs (OneShotArgs::call): where each rank's calls come from its own process.
+  bool callLines = false;
   /// Passed to the kernels (OneShotArgs::timeoutNs, abortWord).
   unsigned long long timeoutNs = 10'000'000'000ULL;
   const volatile std::uint32_t* abortWord = nullptr;
@@ -161,8 +167,17 @@ Status copyBetween(Communicator::Impl& c, int from, int to, void* dst, const voi
                    cudaStream_t stream);
 
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
+/// Where the ranks live in several processes, a call whose buffers lie in registered buffers
+/// (RankCommunicator::registerBuffer): this rank's table and its buffers' references into it
+/// (OneShotArgs::registered).
+struct RegisteredCall {
+  const RegisteredBuffer* table = nullptr;
+  std::uint32_t sendRef[2] = {}, recvRef[2] = {};
+};
 /// The pull kernel: `split` false is CollAlgo::kPull, true CollAlgo::kSplit (pull_plan.hpp).
-Status runPull(Communicator::Impl& c, const CollRequest& q, bool split);
+/// With `registered`, only this process's rank is launched and the peers' buffers are found in
+/// the kernel from their call lines.
+Status runPull(Communicator::Impl& c, const CollRequest& q, bool split, const RegisteredCall* registered = nullptr);
 /// The chain kernel (broadcast, reduce): each rank stores every step into the next (one_shot_path.cpp).
 Status runChain(Communicator::Impl& c, const CollRequest& q);
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);

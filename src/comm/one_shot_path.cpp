@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "comm/call_signature.hpp"
 #include "comm/chain_plan.hpp"
 #include "comm/communicator_impl.hpp"
 #include "comm/line128_rules.hpp"
@@ -82,6 +83,11 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
   a.abortWord = c.abortWord;
   a.maxBlocks = c.oneShotBlocks;
   a.stepBytes = c.oneShotStepBytes;
+  if (c.callLines) {
+    const CallSignature call = callSignatureOf(q.op, q.type, q.redop, q.root, q.count);
+    a.call[0] = call.word0;
+    a.call[1] = call.word1;
+  }
   return a;
 }
 
@@ -166,7 +172,7 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
   return Status::ok();
 }
 
-Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
+Status runPull(Communicator::Impl& c, const CollRequest& q, bool split, const RegisteredCall* registered) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type);
   const std::vector<PullPart> parts = planPull(q.op, n, q.root, q.count, es, split);
@@ -177,7 +183,7 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
   const std::size_t tile =
       c.pullTileBytes == kPullTileByRule ? pullTileBytesFor(longest * es, blocks) : c.pullTileBytes;
   std::array<OneShotArgs, kMaxCommRanks> args;
-  for (int r = 0; r < n; ++r) {
+  for (int r : c.local) {
     OneShotArgs& a = args[r];
     a = argsFor(c, q, r, 0, q.count);
     const PullPart& p = parts[r];
@@ -185,16 +191,41 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split) {
     a.pullBlocks = blocks;
     a.pullTileBytes = tile;
     a.sources = p.sourceCount;
-    for (int k = 0; k < p.sourceCount; ++k) a.peerIn[k] = at(q.send[p.sources[k].rank], p.sources[k].offset * es);
+    // Pointers; with registered buffers byte offsets into the named rank's buffers (the kernel
+    // resolves them), as only this rank's pointers are known here.
+    auto source = [&](const PullRef& s) -> const void* {
+      return registered ? reinterpret_cast<const void*>(s.offset * es) : at(q.send[s.rank], s.offset * es);
+    };
+    for (int k = 0; k < p.sourceCount; ++k) {
+      a.peerIn[k] = source(p.sources[k]);
+      a.sourceRank[k] = static_cast<std::int8_t>(p.sources[k].rank);
+    }
     a.targetCount = 0;
     a.remoteTargets = false;
     for (int k = 0; k < p.targetCount; ++k) {
-      void* target = at(q.recv[p.targets[k].rank], p.targets[k].offset * es);
-      if (p.sourceCount == 1 && target == a.peerIn[0]) continue;  // in place: already there
-      a.targets[a.targetCount++] = target;
-      a.remoteTargets = a.remoteTargets || p.targets[k].rank != r;
+      const PullRef& t = p.targets[k];
+      // In place (a copy whose target is its source): already there. Known for this rank's own
+      // buffers always, for every rank's in one process.
+      const bool known = !registered || (t.rank == r && p.sources[0].rank == r);
+      if (p.sourceCount == 1 && known &&
+          at(q.recv[t.rank], t.offset * es) == at(q.send[p.sources[0].rank], p.sources[0].offset * es))
+        continue;
+      a.targets[a.targetCount] =
+          registered ? reinterpret_cast<void*>(t.offset * es) : at(q.recv[t.rank], t.offset * es);
+      a.targetRank[a.targetCount++] = static_cast<std::int8_t>(t.rank);
+      a.remoteTargets = a.remoteTargets || t.rank != r;
     }
     if (a.targetCount == 0) a.len = 0;
+    if (registered) {
+      const CallSignature call = callSignatureOf(q.op, q.type, q.redop, q.root, q.count, true);
+      a.call[0] = call.word0;
+      a.call[1] = call.word1;
+      a.registered = registered->table;
+      std::copy(std::begin(registered->sendRef), std::end(registered->sendRef), a.sendRef);
+      std::copy(std::begin(registered->recvRef), std::end(registered->recvRef), a.recvRef);
+      a.sendBytes = collectiveInputElements(q.op, q.count, n) * es;
+      a.recvBytes = collectiveOutputElements(q.op, q.count, n) * es;
+    }
   }
   return launchAll(c, q, args.data(), launchPull);
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "comm/bootstrap.hpp"
+#include "comm/call_signature.hpp"
 #include "comm/rank_communicator_impl.hpp"
 #include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
@@ -52,17 +53,18 @@ Result<std::unique_ptr<RankCommunicator>> RankCommunicator::init(int nranks, con
                                      nranks, kMaxCommRanks));
   Result<Bootstrap> joined = Bootstrap::join(nranks, id, rank, options.timeoutMs);
   if (!joined.isOk()) return joined.status();
-  Bootstrap bootstrap = std::move(joined).value();
-  AllGatherFn exchange = [&bootstrap](const std::string& blob) -> Result<std::string> {
+  auto impl = std::make_unique<Impl>();
+  // Kept open for registerBuffer's exchanges.
+  impl->bootstrap = std::move(joined).value();
+  AllGatherFn exchange = [bootstrap = &impl->bootstrap](const std::string& blob) -> Result<std::string> {
     Result<std::string> mine = padded(blob);
     if (!mine.isOk()) return mine.status();
-    Result<std::vector<std::string>> all = bootstrap.allGather(mine.value());
+    Result<std::vector<std::string>> all = bootstrap->allGather(mine.value());
     if (!all.isOk()) return all.status();
     std::string joinedParts;
     for (const std::string& part : all.value()) joinedParts += part;
     return joinedParts;
   };
-  auto impl = std::make_unique<Impl>();
   GPUPEER_RETURN_IF_ERROR(initRank(*impl, nranks, rank, options, exchange, "over a Unix socket"));
   return std::unique_ptr<RankCommunicator>(new RankCommunicator(std::move(impl)));
 }
@@ -75,7 +77,7 @@ Result<std::unique_ptr<RankCommunicator>> RankCommunicator::initWithAllGather(in
                          fmt::format("rank {} of {} ranks: give 1 to {} ranks and a rank from 0 to ranks - 1", rank,
                                      nranks, kMaxCommRanks));
   if (!allGather) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "no all-gather function given");
-  AllGatherFn exchange = [&allGather](const std::string& blob) -> Result<std::string> {
+  AllGatherFn exchange = [allGather](const std::string& blob) -> Result<std::string> {
     Result<std::string> mine = padded(blob);
     if (!mine.isOk()) return mine.status();
     return allGather(mine.value());
@@ -119,9 +121,25 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
   GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
   GPUPEER_RETURN_IF_ERROR(validateRequest(c.core, q));
   if (count == 0) return Status::ok();
+  // Registered buffers, large enough: the pull kernel reads (and for all-reduce and
+  // all-gather, split, writes) the peers' buffers directly.
+  RegisteredCall registered;
+  const std::size_t es = dataTypeSize(type);
+  const bool zeroCopy =
+      n > 1 && (op == CollOp::kAllReduce || op == CollOp::kAllGather || op == CollOp::kReduceScatter) &&
+      count * es >= c.zeroCopyFromBytes &&
+      findRegistered(c, q.send[c.rank], collectiveInputElements(op, count, n) * es, registered.sendRef) &&
+      findRegistered(c, q.recv[c.rank], collectiveOutputElements(op, count, n) * es, registered.recvRef);
   // As the one-process communicator's: Nsight shows each operation by name and size.
   NvtxRange range("{} {} {} by {}", collOpName(op), formatBytes(collectiveBytes(op, count, type, n)),
-                  dataTypeName(type), n > 1 ? "oneshot" : "copy");
+                  dataTypeName(type),
+                  n == 1     ? "copy"
+                  : zeroCopy ? (op == CollOp::kReduceScatter ? "pull" : "split")
+                             : "oneshot");
+  if (zeroCopy) {
+    registered.table = static_cast<const RegisteredBuffer*>(c.registeredTable.get());
+    return runPull(c.core, q, op != CollOp::kReduceScatter, &registered);
+  }
   if (n > 1) return runOneShot(c.core, q);
   // One rank: the result is the input (all-gather's and alltoall's single chunk too).
   const std::size_t bytes = count * dataTypeSize(type);
@@ -156,6 +174,20 @@ Status RankCommunicator::allToAll(const void* send, void* recv, std::size_t coun
   return runCollective(*impl_, CollOp::kAllToAll, send, recv, count, type, RedOp::kSum, 0, stream);
 }
 
+Status RankCommunicator::registerBuffer(void* ptr, std::size_t bytes) {
+  GPUPEER_RETURN_IF_ERROR(usable(*impl_));
+  DeviceGuard guard;
+  GPUPEER_CUDA_CHECK(impl_->device, cudaSetDevice(impl_->device));
+  return registerRankBuffer(*impl_, ptr, bytes);
+}
+
+Status RankCommunicator::deregisterBuffer(void* ptr) {
+  GPUPEER_RETURN_IF_ERROR(usable(*impl_));
+  DeviceGuard guard;
+  GPUPEER_CUDA_CHECK(impl_->device, cudaSetDevice(impl_->device));
+  return deregisterRankBuffer(*impl_, ptr);
+}
+
 Status RankCommunicator::checkError() {
   Impl& c = *impl_;
   if (!c.failure.isOk()) return c.failure;
@@ -165,7 +197,23 @@ Status RankCommunicator::checkError() {
   GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
   GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(&error, c.errorWord(), sizeof error, cudaMemcpyDeviceToHost));
   if (error == 0) return usable(c);
-  if (error == kAbortedError) {
+  if (error & kMismatchError) {
+    // The kernel wrote both calls beside the error word before the stream ended.
+    std::uint32_t calls[4] = {};
+    GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(calls, c.errorWord() + 2, sizeof calls, cudaMemcpyDeviceToHost));
+    c.failure = GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format("rank {} called {}, rank {} (this rank) {}: every rank must make the same calls in the same order "
+                    "(count, type, operator and root)",
+                    error & ~kMismatchError, describeCall({calls[0], calls[1]}), c.rank,
+                    describeCall({calls[2], calls[3]})));
+  } else if (error & kUnregisteredError) {
+    c.failure = GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                              fmt::format("rank {}: rank {}'s buffer of a call on registered buffers is not registered "
+                                          "(any more) here: it was deregistered before an operation (or a graph "
+                                          "captured) with it ran, or lies outside the registered range",
+                                          c.rank, error & ~kUnregisteredError));
+  } else if (error == kAbortedError) {
     c.failure = GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));
   } else if (error - 1 < static_cast<std::uint32_t>(c.n())) {
     const PeerIdentity& p = c.peers[error - 1];

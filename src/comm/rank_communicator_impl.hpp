@@ -4,9 +4,13 @@
 // buffers mapped into this process, and the point-to-point channels. Internal.
 
 #include <atomic>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "comm/bootstrap.hpp"
 #include "comm/communicator_impl.hpp"
 #include "comm/peer_memory.hpp"
 #include "cuda/p2p_kernels.cuh"
@@ -19,6 +23,16 @@ struct PeerIdentity {
   int pid = 0;
   int device = -1;  ///< the ordinal in its own process
   std::string busId;
+};
+
+/// A buffer registered with RankCommunicator::registerBuffer: this rank's range and the
+/// peers' allocations it keeps mapped (shared by the registrations in one allocation: a
+/// process maps a peer's allocation once).
+struct Registration {
+  bool live = false;
+  const char* base = nullptr;  ///< this rank's registered range
+  std::size_t bytes = 0;
+  std::vector<std::shared_ptr<MappedPeerBuffer>> mapped;
 };
 
 struct RankCommunicator::Impl {
@@ -36,6 +50,17 @@ struct RankCommunicator::Impl {
   std::string transport;
   std::atomic<bool> aborted{false};
   Status failure;  // sticky once an operation failed
+  // The start-up exchange, kept for registerBuffer (collective too): the socket bootstrap's
+  // connections (when init made them) and the all-gather over them or the caller's.
+  Bootstrap bootstrap;
+  AllGatherFn exchange;
+  // Registered buffers by index (never reused) and the kernels' table of them
+  // (RegisteredBuffer [kMaxRegistrations][kMaxCommRanks]); calls of at least zeroCopyFromBytes
+  // per rank inside them take the pull kernel.
+  std::vector<Registration> registrations;
+  std::map<std::pair<int, std::uint64_t>, std::weak_ptr<MappedPeerBuffer>> peerAllocations;  // (rank, its pointer)
+  DeviceBuffer registeredTable;
+  std::size_t zeroCopyFromBytes = 0;
 
   int n() const { return core.n(); }
   std::uint32_t* errorWord() const { return core.counters(rank) + 2; }
@@ -45,6 +70,20 @@ struct RankCommunicator::Impl {
 /// blobs, in rank order) works: the socket bootstrap's or the caller's.
 Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommOptions& options,
                 const AllGatherFn& exchange, const std::string& how);
+
+/// One exchange of JSON objects through `exchange`: every rank's, parsed, or an error naming
+/// the step and rank.
+Result<std::vector<nlohmann::json>> exchangeJson(const AllGatherFn& exchange, const nlohmann::json& mine, int ranks,
+                                                 const char* step);
+/// A SharedBuffer as JSON and back (false: malformed).
+nlohmann::json sharedJson(const SharedBuffer& b);
+bool sharedFromJson(const nlohmann::json& j, SharedBuffer& b);
+
+/// RankCommunicator::registerBuffer and deregisterBuffer (rank_registration.cpp).
+Status registerRankBuffer(RankCommunicator::Impl& c, void* ptr, std::size_t bytes);
+Status deregisterRankBuffer(RankCommunicator::Impl& c, void* ptr);
+/// Whether [p, p + bytes) lies in a live registration; its reference (OneShotArgs::sendRef).
+bool findRegistered(const RankCommunicator::Impl& c, const void* p, std::size_t bytes, std::uint32_t ref[2]);
 
 /// Enqueues `tasks` on `stream`, each send and receive of a peer at most once per kernel.
 Status launchP2pTasks(RankCommunicator::Impl& c, const std::vector<P2pTask>& tasks, cudaStream_t stream);

@@ -21,6 +21,8 @@ namespace {
 
 constexpr std::size_t kP2pSlotBytes = 1u << 20;
 
+}  // namespace
+
 nlohmann::json sharedJson(const SharedBuffer& b) {
   return {{"handle", toHex(&b.handle, sizeof b.handle)}, {"pointer", b.pointer}, {"bytes", b.bytes}};
 }
@@ -33,6 +35,8 @@ bool sharedFromJson(const nlohmann::json& j, SharedBuffer& b) {
   b.bytes = j.value("bytes", std::uint64_t{0});
   return true;
 }
+
+namespace {
 
 // Whether this rank's GPU reaches every peer's with native atomics (NVLink), which the 128-byte
 // lines need (see Communicator::create). A peer this process cannot see, or on the same GPU,
@@ -51,7 +55,8 @@ bool nativeAtomicsToAll(int device, const std::vector<PeerIdentity>& peers, int 
   return true;
 }
 
-// One exchange of JSON objects: every rank's, parsed, or an error naming the step and rank.
+}  // namespace
+
 Result<std::vector<nlohmann::json>> exchangeJson(const AllGatherFn& exchange, const nlohmann::json& mine, int ranks,
                                                  const char* step) {
   Result<std::string> all = exchange(mine.dump());
@@ -77,8 +82,6 @@ Result<std::vector<nlohmann::json>> exchangeJson(const AllGatherFn& exchange, co
   return parsed;
 }
 
-}  // namespace
-
 Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommOptions& options,
                 const AllGatherFn& exchange, const std::string& how) {
   if (options.slotBytes < 4096 || options.slotBytes % 256)
@@ -96,12 +99,15 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
   c.rank = rank;
   c.device = device;
+  c.exchange = exchange;
+  c.zeroCopyFromBytes = options.zeroCopyFromBytes;
   GPUPEER_RETURN_IF_ERROR(c.abortWord.allocate(sizeof(std::uint32_t), cudaHostAllocMapped));
   *static_cast<volatile std::uint32_t*>(c.abortWord.get()) = 0;
   Communicator::Impl& core = c.core;
   core.devices.assign(nranks, -1);
   core.devices[rank] = device;
   core.local = {rank};
+  core.callLines = true;
   core.options.oneShotSlotBytes = options.slotBytes;
   core.timeoutNs = static_cast<unsigned long long>(options.timeoutMs) * 1'000'000ULL;
   core.abortWord = static_cast<const volatile std::uint32_t*>(c.abortWord.get());
@@ -112,7 +118,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   GPUPEER_CUDA_CHECK(device, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   core.ranks[rank].hopperOrLater = major >= 9;
   Communicator::Impl::Rank& mine = core.ranks[rank];
-  GPUPEER_RETURN_IF_ERROR(mine.counters.allocate(device, 3 * sizeof(std::uint32_t)));
+  GPUPEER_RETURN_IF_ERROR(mine.counters.allocate(device, kCounterWords * sizeof(std::uint32_t)));
   GPUPEER_CUDA_CHECK(device, cudaMemset(mine.counters.get(), 0, mine.counters.size()));
 
   // 1: identities.
@@ -147,7 +153,6 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   core.line128FromBytes = line128FromBytesFor(nranks);
   const std::size_t line128Need = (line128Bytes(options.slotBytes) + 4095) / 4096 * 4096;
   core.line128SlotBytes = lines128 ? std::min(line128SlotBytesFor(nranks), line128Need) : 0;
-  const std::size_t flagBytes = sizeof(std::uint32_t) * kMaxOneShotBlocks * kMaxCommRanks;
   c.p2p.layout = {nranks, kP2pSlotBytes};
   struct Part {
     const char* name;
@@ -155,7 +160,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     std::size_t bytes;
   };
   const Part parts[] = {{"scratch", &mine.scratch, 2 * nranks * options.slotBytes},
-                        {"flags", &mine.flags, flagBytes},
+                        {"flags", &mine.flags, kOneShotFlagBytes},
                         {"lines", &mine.lineScratch, oneShotLineScratchBytes(nranks, core.lineSlotBytes)},
                         {"lines128", &mine.line128Scratch, 2 * nranks * core.line128SlotBytes},
                         {"p2p", &c.p2pMemory, c.p2p.layout.bytes()}};
@@ -169,6 +174,9 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     shared[p.name] = sharedJson(s.value());
   }
   GPUPEER_RETURN_IF_ERROR(core.alignStaging.allocate(device, 2 * nranks * options.slotBytes));
+  GPUPEER_RETURN_IF_ERROR(
+      c.registeredTable.allocate(device, sizeof(RegisteredBuffer) * kMaxRegistrations * kMaxCommRanks));
+  GPUPEER_CUDA_CHECK(device, cudaMemset(c.registeredTable.get(), 0, c.registeredTable.size()));
   GPUPEER_CUDA_CHECK(device, cudaDeviceSynchronize());  // zeroed before any peer can map it
   Result<std::vector<nlohmann::json>> buffers = exchangeJson(exchange, shared, nranks, "buffers");
   if (!buffers.isOk()) return buffers.status();

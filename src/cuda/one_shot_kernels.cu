@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "cuda/call_line.cuh"
 #include "cuda/one_shot_device.cuh"
 #include "cuda/reduce_math.cuh"
 
@@ -99,6 +100,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   using U = std::conditional_t<kVectors, uint4, T>;
   constexpr std::size_t kLanes = sizeof(U) / sizeof(T);
   const std::uint32_t epoch = beginOperation(a);
+  announceCall(a, epoch);
   // Scratch alternates between two parities. A rank starts operation k+2 (same parity as k)
   // only after it received every step of k+1 from every peer, and a peer sends k+1 only after
   // finishing k: so nobody still reads the slots being overwritten.
@@ -140,6 +142,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
     }
   } else {
     const int t = threadIdx.x - kRoleThreads;
+    if (t < n && t != me) checkCall(a, epoch, t);
     for (std::uint32_t s = 0; s < steps; ++s) {
       const std::size_t sb = b + s * stepUnits, se = min(e, sb + stepUnits);
       if (t == me) {

@@ -17,6 +17,17 @@ namespace gpupeer {
 
 inline constexpr int kMaxOneShotBlocks = 512;
 
+/// A registered buffer as one rank's kernels reach it (RankCommunicator::registerBuffer): its
+/// first byte (for a peer's, mapped into this process) and its size; null where that
+/// registration does not exist (any more). A rank's table holds [kMaxRegistrations][ranks].
+struct RegisteredBuffer {
+  char* base = nullptr;
+  std::uint64_t bytes = 0;
+};
+/// Registrations in a communicator's life (indices are not reused, so that a graph captured
+/// with one never reaches another).
+inline constexpr int kMaxRegistrations = 1024;
+
 /// What one rank's kernel needs. Pointers are valid on the rank's device (peer access on).
 struct OneShotArgs {
   CollOp op = CollOp::kAllReduce;
@@ -53,6 +64,16 @@ struct OneShotArgs {
   std::size_t chainStepBytes = 0, chainPositions = 0;
   /// Some target is a peer's memory: the last barrier fences the stores before it tells anyone.
   bool remoteTargets = false;
+  /// Across processes (RankCommunicator with registered buffers) no rank knows its peers'
+  /// buffers on the host: `registered` (this rank's table, device) is set, every rank shows its
+  /// send and receive buffers on its call line as references {index + 1 | offset bits 32-51
+  /// << 12, offset bits 0-31} into the table (sendRef, recvRef; sendBytes and recvBytes from
+  /// there), and the pull kernel's peerIn[k] / targets[k] hold byte offsets into the send
+  /// buffer of rank sourceRank[k] / the receive buffer of rank targetRank[k].
+  const RegisteredBuffer* registered = nullptr;
+  std::uint32_t sendRef[2] = {}, recvRef[2] = {};
+  std::uint64_t sendBytes = 0, recvBytes = 0;
+  std::int8_t sourceRank[kMaxCommRanks] = {}, targetRank[kMaxCommRanks] = {};
   /// scratch[r]: rank r's scratch, two parities of `ranks` slots of slotBytes (slot s of rank r
   /// receives from sender s). flags[r]: rank r's words [block][sender].
   void* scratch[kMaxCommRanks] = {};
@@ -85,7 +106,14 @@ struct OneShotArgs {
   bool earlyLaunch = false;
   /// This rank's operation counter (device): kEpochStride per operation (one_shot_device.cuh).
   unsigned long long* opCounter = nullptr;
-  std::uint32_t* error = nullptr;  ///< this rank's error word: 1 + the rank that did not arrive
+  /// This rank's error word (kCounterWords): 1 + the rank that did not arrive, kAbortedError,
+  /// or kMismatchError | the rank whose call differed (then error[2..3] hold that rank's call
+  /// and error[4..5] this rank's).
+  std::uint32_t* error = nullptr;
+  /// The call this piece belongs to (comm/call_signature.hpp), shown to every peer on a call
+  /// line and compared with theirs (cuda/call_line.cuh); {0, 0}: no call lines (the
+  /// one-process communicator issues every rank's kernel itself, so its ranks cannot differ).
+  std::uint32_t call[2] = {};
   /// How long a wait for a peer lasts before it is given up and reported.
   unsigned long long timeoutNs = 10'000'000'000ULL;
   /// Where set (mapped host memory), a non-zero word makes every wait give up at once and
@@ -95,6 +123,21 @@ struct OneShotArgs {
 
 /// The error word's value after an abort (no rank is that large).
 inline constexpr std::uint32_t kAbortedError = 0xffffu;
+/// The error word's value, or'ed with the rank, where that rank's call differed from this one's.
+inline constexpr std::uint32_t kMismatchError = 0x10000u;
+/// Or'ed with the rank whose buffer of a zero-copy call is not (any more) registered here.
+inline constexpr std::uint32_t kUnregisteredError = 0x20000u;
+
+/// A rank's counters, in 32-bit words: the operation counter (0-1), the error word (2), and
+/// after a mismatched call the peer's call (4-5) and this rank's (6-7).
+inline constexpr std::size_t kCounterWords = 8;
+
+/// A rank's flags: the one-shot words [block][sender], then the call lines (16 bytes each:
+/// the call, and with registered buffers the send and receive references) of 2 parities x
+/// kMaxCommRanks senders (cuda/call_line.cuh).
+inline constexpr std::size_t kOneShotFlagWords = kMaxOneShotBlocks * kMaxCommRanks;
+inline constexpr int kCallLines = 3;
+inline constexpr std::size_t kOneShotFlagBytes = 4 * kOneShotFlagWords + 2 * kMaxCommRanks * kCallLines * 16;
 
 /// Launches rank `a.rank`'s kernel on the current device. Every rank launches the same
 /// operation with the same arguments apart from its own buffers. Small pieces whose buffers

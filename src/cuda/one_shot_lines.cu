@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "comm/line_grid.hpp"
+#include "cuda/call_line.cuh"
 #include "cuda/line_device.cuh"
 #include "cuda/one_shot_device.cuh"
 #include "cuda/reduce_math.cuh"
@@ -41,6 +42,7 @@ template <class T, bool kPartial>
 __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
   using U = uint2;  // 8 data bytes per line
   const std::uint32_t epoch = beginOperation(a);
+  announceCall(a, epoch);
   const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShot; tokens keep it
   const int me = a.rank, n = a.ranks;
   // Whole 8-byte units, and a last partial one when the chunk is not a multiple of 8 bytes.
@@ -74,6 +76,7 @@ __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
       storeLine(token(a, d, parity, me), make_uint2(0, 0), epoch);
     }
   }
+  if (threadIdx.x < n && threadIdx.x != me) checkCall(a, epoch, threadIdx.x);
   if (blockIdx.x == 0 && threadIdx.x < n && threadIdx.x != me && !dataFlows(a, threadIdx.x, me))
     awaitLine(a, token(a, me, parity, threadIdx.x), epoch, threadIdx.x);
   // Receive and finish, polling this GPU's own memory.

@@ -8,6 +8,7 @@
 // the 16-byte lines cost 16 for 8, and, as there, no fence or separate flag crosses the link.
 #include <algorithm>
 
+#include "cuda/call_line.cuh"
 #include "cuda/line_device.cuh"
 #include "cuda/one_shot_device.cuh"
 #include "cuda/reduce_math.cuh"
@@ -67,7 +68,8 @@ __device__ __forceinline__ void storeData(Word* dst, const LinePlace& p, std::si
 }
 
 // Polls the warp's lines from one sender until every one carries `epoch` in its flag; the
-// whole warp calls it together. Gives up (recording `sender`) after the barrier timeout.
+// whole warp calls it together. Gives up (recording `sender`) after the barrier timeout, or at
+// once where an earlier wait gave up (as waitGivesUp does).
 __device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* base, const LinePlace& p,
                                            std::uint32_t epoch, int sender, Word& x, Word& y) {
   const Word* at = base + p.line * kLineWords + 2 * p.slot;
@@ -78,7 +80,8 @@ __device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* bas
     if (__all_sync(0xffffffffu, !p.valid || !p.flagSlot || y == epoch)) return;
     if (spins == 64) start = now();
     if (spins > 64 && (spins & 1023) == 0 &&
-        __any_sync(0xffffffffu, (a.abortWord && *a.abortWord) || now() - start > a.timeoutNs)) {
+        __any_sync(0xffffffffu, *static_cast<volatile std::uint32_t*>(a.error) != 0 || (a.abortWord && *a.abortWord) ||
+                                    now() - start > a.timeoutNs)) {
       if (threadIdx.x % 32 == 0) gaveUp(a, 0, sender);  // from 0: past the bound, records why
       x = y = 0;
       return;
@@ -112,6 +115,7 @@ __device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) 
 template <class T, int kRanks>
 __global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128(OneShotArgs a) {
   const std::uint32_t epoch = beginOperation(a);
+  announceCall(a, epoch);
   const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
   const int me = a.rank, n = kRanks ? kRanks : a.ranks;
   const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
@@ -186,6 +190,8 @@ __global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128
   // then the rounds left to finish.
   std::size_t sendAt = firstLine, finishAt = firstLine;
   for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
+  // Before the first wait for a peer's lines, which a peer with another call may never send.
+  if (threadIdx.x < n && threadIdx.x != me) checkCall(a, epoch, threadIdx.x);
   for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
     send(sendAt);
     finish(finishAt);

@@ -208,6 +208,102 @@ struct Worker {
     std::printf("ok cycle and self\n");
   }
 
+  // An all-reduce from send into recv captured in a CUDA graph (null where capture failed).
+  cudaGraphExec_t capturedSum(std::size_t count, DataType type) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    WORKER_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
+    ok(comm.allReduce(send.get(), recv.get(), count, type, RedOp::kSum, s()), "captured sum");
+    WORKER_CHECK(cudaStreamEndCapture(s(), &graph) == cudaSuccess, "end capture");
+    WORKER_CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
+    if (graph) cudaGraphDestroy(graph);
+    return exec;
+  }
+
+  // Both buffers registered (every size reads the peers' buffers directly: the worker's
+  // zeroCopyFromBytes is 0): all-reduce, all-gather and reduce-scatter against the reference,
+  // in place, out of place and off the 16-byte alignment; a graph captured before the
+  // registration (through the scratch) replayed after it; back to back and graphs; then
+  // deregistered, through the scratch again.
+  void registered() {
+    const std::size_t count = 30001;
+    std::vector<std::int32_t> ones(count, 1), got(count);
+    cudaMemcpy(send.get(), ones.data(), count * 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    cudaGraphExec_t before = capturedSum(count, DataType::kInt32);
+    if (!ok(comm.registerBuffer(send.get(), kBytes), "register send") ||
+        !ok(comm.registerBuffer(recv.get(), kBytes), "register recv"))
+      return;
+    // Memory that is not the GPU's is refused, on every rank.
+    std::vector<char> host(4096);
+    Status refused = comm.registerBuffer(host.data(), host.size());
+    WORKER_CHECK(refused.code() == ErrorCode::kInvalidArgument, "host memory: %s", refused.toString().c_str());
+    // A second registration in an allocation registered already shares the peers' mappings.
+    if (!ok(comm.registerBuffer(send.bytes() + (4u << 20), 4u << 20), "register a second buffer in send")) return;
+    if (before) {
+      WORKER_CHECK(cudaGraphLaunch(before, s()) == cudaSuccess, "launch");
+      if (sync("graph captured before registration")) {
+        cudaMemcpy(got.data(), recv.get(), count * 4, cudaMemcpyDeviceToHost);
+        WORKER_CHECK(got[0] == n && got[count - 1] == n, "graph captured before: %d, want %d", got[0], n);
+      }
+      cudaGraphExecDestroy(before);
+    }
+    const CollOp ops[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter};
+    const DataType types[] = {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kInt8};
+    for (CollOp op : ops)
+      for (DataType type : types)
+        for (std::size_t c : {std::size_t{1}, std::size_t{13}, std::size_t{40001}, std::size_t{300001}}) {
+          checkOne(op, type, RedOp::kSum, c, 0, false);
+          checkOne(op, type, RedOp::kMax, c, 0, true);
+          checkOne(op, type, RedOp::kMin, c, dataTypeSize(type), true);  // off the alignment
+        }
+    std::printf("ok registered collectives: %d failure(s)\n", failures);
+    backToBackAndGraphs();
+    if (!ok(comm.deregisterBuffer(send.get()), "deregister send") ||
+        !ok(comm.deregisterBuffer(recv.get()), "deregister recv"))
+      return;
+    // Buffers in the second registration of send's allocation (the peers' mapping of it
+    // outlived the first), then none at all.
+    std::uint8_t* second = send.bytes() + (4u << 20);
+    std::vector<std::int32_t> twos(count, 2);
+    cudaMemcpy(second, twos.data(), count * 4, cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    if (ok(comm.allReduce(second, second, count, DataType::kInt32, RedOp::kSum, s()), "in the second registration") &&
+        sync("in the second registration")) {
+      cudaMemcpy(got.data(), second, count * 4, cudaMemcpyDeviceToHost);
+      WORKER_CHECK(got[0] == 2 * n && got[count - 1] == 2 * n, "second registration: %d, want %d", got[0], 2 * n);
+    }
+    if (!ok(comm.deregisterBuffer(second), "deregister the second")) return;
+    for (CollOp op : ops) checkOne(op, DataType::kFloat32, RedOp::kSum, 40001, 0, false);
+    std::printf("ok deregistered: %d failure(s)\n", failures);
+  }
+
+  // A graph captured with registered buffers, replayed after they were deregistered: every
+  // rank reports it (kInvalidArgument) at once, without a fault or a timeout.
+  void registeredStale() {
+    const std::size_t count = 300001;
+    if (!ok(comm.registerBuffer(send.get(), kBytes), "register send") ||
+        !ok(comm.registerBuffer(recv.get(), kBytes), "register recv"))
+      return;
+    cudaGraphExec_t exec = capturedSum(count, DataType::kFloat32);
+    if (!exec) return;
+    WORKER_CHECK(cudaGraphLaunch(exec, s()) == cudaSuccess, "launch");
+    if (!sync("graph while registered")) return;
+    if (!ok(comm.deregisterBuffer(send.get()), "deregister send") ||
+        !ok(comm.deregisterBuffer(recv.get()), "deregister recv"))
+      return;
+    const auto start = std::chrono::steady_clock::now();
+    WORKER_CHECK(cudaGraphLaunch(exec, s()) == cudaSuccess, "launch");
+    WORKER_CHECK(cudaStreamSynchronize(s()) == cudaSuccess, "stale graph: %s", cudaGetErrorString(cudaGetLastError()));
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Status e = comm.checkError();
+    WORKER_CHECK(e.code() == ErrorCode::kInvalidArgument && e.message().find("not registered") != std::string::npos,
+                 "rank %d: %s", rank, e.toString().c_str());
+    WORKER_CHECK(waited < 5.0, "rank %d waited %.1f s", rank, waited);
+    cudaGraphExecDestroy(exec);
+    std::printf("ok stale graph: rank %d reported after %.2f s: %s\n", rank, waited, e.message().c_str());
+  }
+
   // The last rank is killed after a few operations; every survivor must report it by the bound
   // and shut down.
   void killed(int timeoutMs) {
@@ -232,6 +328,53 @@ struct Worker {
     WORKER_CHECK(!comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()).isOk(),
                  "a failed communicator accepted more work");
     std::printf("ok survivor %d: reported after %.2f s: %s\n", rank, waited, st.message().c_str());
+  }
+
+  // After a matched all-reduce, the last rank makes a call that differs from the others' in
+  // `kind`: count (1000 against 999 floats, both in 16-byte lines), variant (1000 floats in
+  // lines against 1.5M in two pieces of the regular variant), op, type, redop, root, or
+  // registered (its buffers registered, the others' not: the pull kernel against lines). Every
+  // rank must report kInvalidArgument naming the calls well before the bound (a timeout would
+  // mean the call lines did not catch it), and refuse further work.
+  void mismatched(const std::string& kind, int timeoutMs) {
+    const std::size_t count = 1000;
+    if (!ok(comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()), "matched call") ||
+        !sync("matched call"))
+      return;
+    const bool odd = rank == n - 1;
+    const auto start = std::chrono::steady_clock::now();
+    Status st;
+    if (kind == "count")
+      st = comm.allReduce(send.get(), recv.get(), odd ? count - 1 : count, DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "variant")
+      st = comm.allReduce(send.get(), recv.get(), odd ? 1'500'000 : count, DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "op")
+      st = odd ? comm.allGather(send.get(), recv.get(), count, DataType::kFloat32, s())
+               : comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "type")
+      st = comm.allReduce(send.get(), recv.get(), count, odd ? DataType::kInt32 : DataType::kFloat32, RedOp::kSum, s());
+    else if (kind == "redop")
+      st = comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, odd ? RedOp::kMax : RedOp::kSum, s());
+    else if (kind == "root")
+      st = comm.broadcast(send.get(), recv.get(), count, DataType::kFloat32, odd ? 0 : n - 1, s());
+    else if (kind == "registered" && ok(comm.registerBuffer(recv.get(), kBytes), "register"))
+      // In place in the registered buffer on the last rank only: it reads its peers' buffers
+      // directly, the others go through the scratch.
+      st = comm.allReduce(odd ? recv.get() : send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s());
+    else
+      st = Status(ErrorCode::kInvalidArgument, "unknown kind " + kind);
+    if (!ok(st, "mismatched call")) return;
+    cudaStreamSynchronize(s());
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Status e = comm.checkError();
+    WORKER_CHECK(e.code() == ErrorCode::kInvalidArgument, "rank %d: %s", rank, e.toString().c_str());
+    // The others name the last rank; the last rank names whichever of them it compared first.
+    const std::string named = odd ? " (this rank) " : "rank " + std::to_string(n - 1) + " called ";
+    WORKER_CHECK(e.message().find(named) != std::string::npos, "rank %d: %s", rank, e.message().c_str());
+    WORKER_CHECK(waited < 5.0 && waited < timeoutMs / 2000.0, "rank %d waited %.1f s", rank, waited);
+    WORKER_CHECK(!comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()).isOk(),
+                 "a failed communicator accepted more work");
+    std::printf("ok mismatch %s: rank %d reported after %.2f s: %s\n", kind.c_str(), rank, waited, e.message().c_str());
   }
 };
 
@@ -269,7 +412,11 @@ int run(int argc, char** argv) {
   RankCommOptions options;
   options.device = rank % devices;
   options.timeoutMs = timeoutMs;
-  options.slotBytes = 64u << 10;
+  // Small slots put the collectives' pieces in several kernels; the mismatches keep the
+  // default, so that a large call takes the regular variant.
+  const bool mismatch = scenario.rfind("mismatch-", 0) == 0;
+  options.slotBytes = mismatch ? RankCommOptions{}.slotBytes : 64u << 10;
+  options.zeroCopyFromBytes = 0;  // registered buffers are read directly at every size
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     std::printf("init failed: %s\n", made.status().toString().c_str());
@@ -285,6 +432,12 @@ int run(int argc, char** argv) {
     w.pointToPoint();
   } else if (scenario == "killed") {
     w.killed(timeoutMs);
+  } else if (scenario == "registered") {
+    w.registered();
+  } else if (scenario == "registered-stale") {
+    w.registeredStale();
+  } else if (mismatch) {
+    w.mismatched(scenario.substr(9), timeoutMs);
   } else if (scenario == "abort") {
     aborted(comm, w);
   } else {
