@@ -100,6 +100,31 @@ def graph_capture(comm, rank, world, device):
     return failures
 
 
+def registered(comm, rank, world, device):
+    """all_reduce, all_gather and reduce_scatter on registered tensors of 2 MiB per rank (past
+    the size where registered calls read the peers' memory directly), then the same tensors
+    after deregistration (through the scratch again)."""
+    count, failures = 512 * 1024, []
+    x = rank_input(rank, count, torch.float32, device)
+    outs = {op: output_for(op, count, world, torch.float32, device) for op in ("all_reduce", "all_gather",
+                                                                            "reduce_scatter")}
+    for t in [x] + list(outs.values()):
+        comm.register_buffer(t)
+    for phase in ("registered", "deregistered"):
+        for op, out in outs.items():
+            out.fill_(-1)
+            run_op(comm, op, x, out, 0)
+            torch.cuda.synchronize(device)
+            want = expected(op, rank, world, count, torch.float32, device)
+            if not torch.equal(out.flatten(), want):
+                failures.append("%s %s rank %d: got %s want %s" % (phase, op, rank, out[:6].tolist(), want[:6].tolist()))
+        if phase == "registered":
+            for t in [x] + list(outs.values()):
+                comm.deregister_buffer(t)
+    comm.check_error()
+    return failures
+
+
 def compiled(comm, rank, world, device):
     """gpupeer's all_reduce inside torch.compile(fullgraph=True): no graph break."""
     key = gpupeer.torch.register(comm)
@@ -130,6 +155,8 @@ def worker(rank, world, init_method, how, results):
             comm = gpupeer.torch.init_from_process_group()
         failures = collectives(comm, rank, world, device)
         failures += graph_capture(comm, rank, world, device)
+        if how == "unique_id":
+            failures += registered(comm, rank, world, device)
         if how == "process_group":
             failures += compiled(comm, rank, world, device)
         dist.barrier()
