@@ -97,6 +97,12 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("rank {}: GPU{} does not exist ({} visible)", rank, device, visible));
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
+  // Before any rank's kernel can wait for this one's (one_shot_device.cuh: loadKernels).
+  if (nranks > 1) {
+    GPUPEER_CUDA_CHECK(device, loadOneShotKernels());
+    GPUPEER_CUDA_CHECK(device, loadPullKernels());
+    GPUPEER_CUDA_CHECK(device, loadP2pKernels());
+  }
   c.rank = rank;
   c.device = device;
   c.exchange = exchange;

@@ -147,6 +147,23 @@ cudaError_t launchOneShotLines(const OneShotArgs& a, DataType type, cudaStream_t
 /// a.lines128.
 cudaError_t launchOneShotLines128(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
+/// Loads `kernels` into the current device's context now. Under lazy loading (CUDA's default
+/// since 12.2) a kernel is loaded at its first launch, and loading waits for the work the
+/// context has in flight: a rank whose first launch of a kernel comes while a peer's kernel of
+/// the same process waits for it (ranks as threads) would stall until that wait gives up.
+/// NCCL loads its kernels at init for the same reason. cudaFuncGetAttributes loads.
+template <class... Kernels>
+cudaError_t loadKernels(Kernels... kernels) {
+  cudaFuncAttributes attributes{};
+  for (const void* k : {reinterpret_cast<const void*>(kernels)...})
+    if (cudaError_t e = cudaFuncGetAttributes(&attributes, k); e != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
+/// Each variant's kernels for every element type, loaded (see loadKernels).
+cudaError_t loadOneShotLinesKernels();
+cudaError_t loadOneShotLines128Kernels();
+
 /// Launches `kernel(a)` with a.earlyLaunch's programmatic dependent launch.
 cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,
                                 int threads = oneshot::kThreads);

@@ -183,7 +183,20 @@ struct LaunchOneShot {
   }
 };
 
+struct LoadOneShot {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(oneShot<T, true>, oneShot<T, false>);
+  }
+};
+
 }  // namespace
+
+cudaError_t loadOneShotKernels() {
+  if (cudaError_t e = forEveryType(LoadOneShot{}); e != cudaSuccess) return e;
+  if (cudaError_t e = loadOneShotLinesKernels(); e != cudaSuccess) return e;
+  return loadOneShotLines128Kernels();
+}
 
 cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,
                                 int threads) {

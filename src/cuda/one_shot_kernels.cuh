@@ -148,6 +148,11 @@ inline constexpr std::size_t kOneShotFlagBytes = 4 * kOneShotFlagWords + 2 * kMa
 /// takes the 128-byte variant: 120 data bytes and a flag per 128-byte line.
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
+/// Loads every variant of the one-shot kernel for every element type into the current
+/// device's context (see loadKernels in one_shot_device.cuh); and the pull kernel's.
+cudaError_t loadOneShotKernels();
+cudaError_t loadPullKernels();
+
 /// Launches rank `a.rank`'s pull kernel: after a barrier with every peer (inputs ready, outputs
 /// free), it reads its part from its sources and writes it to its targets (see peerIn); a
 /// second barrier keeps it running until no peer still reads its input or writes its output.

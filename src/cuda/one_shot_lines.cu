@@ -139,7 +139,16 @@ struct LaunchLines {
   }
 };
 
+struct LoadLines {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(oneShotLines<T, true>, oneShotLines<T, false>);
+  }
+};
+
 }  // namespace
+
+cudaError_t loadOneShotLinesKernels() { return forEveryType(LoadLines{}); }
 
 cudaError_t launchOneShotLines(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   return dispatchType(type, LaunchLines{a, stream});

@@ -217,7 +217,16 @@ struct LaunchLines128 {
   }
 };
 
+struct LoadLines128 {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(oneShotLines128<T, 2>, oneShotLines128<T, 0>);
+  }
+};
+
 }  // namespace
+
+cudaError_t loadOneShotLines128Kernels() { return forEveryType(LoadLines128{}); }
 
 cudaError_t launchOneShotLines128(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   return dispatchType(type, LaunchLines128{a, stream});

@@ -76,6 +76,8 @@ __global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
 
 }  // namespace
 
+cudaError_t loadP2pKernels() { return loadKernels(p2pKernel); }
+
 cudaError_t launchP2p(const P2pArgs& a, cudaStream_t stream) {
   if (a.taskCount == 0) return cudaSuccess;
   if (a.taskCount > kMaxP2pTasks || a.layout.slotBytes == 0) return cudaErrorInvalidValue;

@@ -53,4 +53,7 @@ struct P2pArgs {
 /// Runs every task of `a` on the current device, one block each.
 cudaError_t launchP2p(const P2pArgs& a, cudaStream_t stream);
 
+/// Loads the point-to-point kernel into the current device's context (see loadKernels).
+cudaError_t loadP2pKernels();
+
 }  // namespace gpupeer

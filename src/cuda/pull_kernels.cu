@@ -175,7 +175,16 @@ struct LaunchPull {
   }
 };
 
+struct LoadPull {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(pullReduce<T, true>, pullReduce<T, false>);
+  }
+};
+
 }  // namespace
+
+cudaError_t loadPullKernels() { return forEveryType(LoadPull{}); }
 
 cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   if (a.ranks < 2 || a.ranks > kMaxCommRanks || a.sources < 0 || a.sources > kMaxCommRanks || a.targetCount < 0 ||

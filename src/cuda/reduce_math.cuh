@@ -248,4 +248,12 @@ __host__ cudaError_t dispatchType(DataType type, F&& f) {
   return cudaErrorInvalidValue;
 }
 
+// Calls f.template operator()<T>() for every element type, up to the first error.
+template <class F>
+__host__ cudaError_t forEveryType(F&& f) {
+  for (DataType type : kAllDataTypes)
+    if (cudaError_t e = dispatchType(type, f); e != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
 }  // namespace gpupeer
