@@ -46,7 +46,9 @@ struct Row {
 class NcclTestsParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "nccl-tests"; }
-  std::vector<std::string> triggers() const override { return {"#"}; }
+  // Headers start with '#', rows with the size.
+  std::vector<std::string> triggers() const override { return {}; }
+  std::string_view lineStarts() const override { return "#0123456789"; }
 
   void feed(std::string_view line, std::uint64_t n) override {
     // Header lines start with '#', rows with the size: skip everything else unsplit.

@@ -57,7 +57,11 @@ struct Connection {
 class NcclTransportParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "NCCL_DEBUG=INFO log"; }
-  std::vector<std::string> triggers() const override { return {"NCCL"}; }
+  // The literals feed() looks for before each pattern: an INFO line with none is not needed.
+  std::vector<std::string> triggers() const override {
+    return {" via ",      "comm 0x",     "set by environment", "P2P is disabled", "Could not enable P2P",
+            "IPC handle", "pidfd_getfd", "cuMemImport"};
+  }
 
   void feed(std::string_view line, std::uint64_t n) override {
     // Each pattern runs only on lines holding its literal, so a long INFO log costs a few

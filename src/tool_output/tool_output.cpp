@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpupeer/kb.hpp"
+#include "tool_output/fields.hpp"
 #include "tool_output/parsers.hpp"
 
 namespace gpupeer {
@@ -25,43 +26,62 @@ std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers() {
   return out;
 }
 
-// Every parser's triggers as one alternation, for callers that do not match them themselves;
-// built on first use.
+// Which parser each of triggerPatterns() belongs to, and its literal (for feed() without a
+// caller's match).
 struct ToolOutputReader::Triggers {
-  std::unique_ptr<RE2> any;
+  std::vector<std::size_t> parserOf;
+  std::vector<std::string> literal;
+  std::vector<char> wanted;  // per parser, for the line being fed
+  std::vector<int> matched;
 };
 
 std::vector<std::string> ToolOutputReader::triggerPatterns() {
-  // Rows of nccl-tests tables start with the size; every other output has a literal.
-  std::vector<std::string> out = {R"(^[ \t]*[0-9])"};
+  std::vector<std::string> out;
   for (const auto& p : makeToolOutputParsers())
     for (const std::string& t : p->triggers()) out.push_back(RE2::QuoteMeta(t));
   return out;
 }
 
-ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), triggers_(std::make_unique<Triggers>()) {}
+ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), triggers_(std::make_unique<Triggers>()) {
+  for (std::size_t k = 0; k < parsers_.size(); ++k)
+    for (const std::string& t : parsers_[k]->triggers()) {
+      triggers_->parserOf.push_back(k);
+      triggers_->literal.push_back(t);
+    }
+  triggers_->wanted.assign(parsers_.size(), 0);
+}
 
 ToolOutputReader::~ToolOutputReader() = default;
 
 void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber) {
-  if (!triggers_->any) {
-    std::string alternation;
-    for (const std::string& t : triggerPatterns()) {
-      if (!alternation.empty()) alternation += '|';
-      alternation += "(?:" + t + ")";
-    }
-    RE2::Options o;
-    o.set_log_errors(false);
-    triggers_->any = std::make_unique<RE2>(alternation, o);
-  }
-  feed(line, lineNumber, RE2::PartialMatch(line, *triggers_->any));
+  std::vector<int>& matched = triggers_->matched;
+  matched.clear();
+  for (std::size_t i = 0; i < triggers_->literal.size(); ++i)
+    if (line.find(triggers_->literal[i]) != std::string_view::npos) matched.push_back(static_cast<int>(i));
+  feed(line, lineNumber, matched);
 }
 
-void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, bool triggered) {
-  bool wanted = triggered;
-  for (const auto& p : parsers_) wanted = wanted || p->wantsEveryLine();
-  if (!wanted) return;
-  for (auto& p : parsers_) p->feed(line, lineNumber);
+void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, std::span<const int> triggered) {
+  std::vector<char>& wanted = triggers_->wanted;
+  bool any = false;
+  for (int i : triggered) {
+    wanted[triggers_->parserOf[i]] = 1;
+    any = true;
+  }
+  std::string_view t = tool_output::trim(line);
+  for (std::size_t k = 0; k < parsers_.size(); ++k) {
+    if (wanted[k]) continue;
+    const ToolOutputParser& p = *parsers_[k];
+    if (p.wantsEveryLine() || (!t.empty() && p.lineStarts().find(t.front()) != std::string_view::npos)) {
+      wanted[k] = 1;
+      any = true;
+    }
+  }
+  if (!any) return;
+  for (std::size_t k = 0; k < parsers_.size(); ++k) {
+    if (wanted[k]) parsers_[k]->feed(line, lineNumber);
+    wanted[k] = 0;
+  }
 }
 
 std::vector<ToolOutputFinding> ToolOutputReader::finish() {

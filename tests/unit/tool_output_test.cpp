@@ -342,10 +342,11 @@ TEST(ToolOutputs, TriggersRideInTheKbMatchersPass) {
   std::vector<std::pair<std::uint64_t, bool>> seen;
   ToolOutputReader outputs;
   KbScan a = plain.value().scanText(text);
-  KbScan b = withTriggers.value().scanText(text, [&](std::string_view line, std::uint64_t n, bool triggered) {
-    seen.push_back({n, triggered});
-    outputs.feed(line, n, triggered);
-  });
+  KbScan b =
+      withTriggers.value().scanText(text, [&](std::string_view line, std::uint64_t n, std::span<const int> triggered) {
+        seen.push_back({n, !triggered.empty()});
+        outputs.feed(line, n, triggered);
+      });
   // The KB's answer is the same with the extra patterns in the set.
   ASSERT_EQ(a.matches.size(), b.matches.size());
   for (std::size_t i = 0; i < a.matches.size(); ++i) EXPECT_EQ(a.matches[i].entry, b.matches[i].entry);

@@ -1,0 +1,47 @@
+#pragma once
+// Finding many short literals in a line at once, ignoring ASCII case: the KB matcher's first
+// look at each line. The line is lowercased once; a 4 KiB bitmap of hashed three-byte
+// prefixes then rejects almost every position with one load, a multiply and a bit test, and
+// a position whose prefix is set is checked against the literals that start that way (their
+// first 8 bytes in one compare). Time is linear in the line (times the few literals sharing a
+// prefix).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpupeer::kb_detail {
+
+/// `text` with ASCII letters lowercased, into `out` (its storage reused).
+void lowerAsciiInto(std::string_view text, std::string& out);
+
+class LiteralScan {
+ public:
+  /// Looks for `literal` (at least kMinRequiredLiteral bytes, ASCII-lowercased); a find reports
+  /// `owner`. The same literal may be added for several owners.
+  void add(const std::string& literal, int owner);
+  /// Appends to `owners` each owner one of whose literals occurs in `lowered` (a line passed
+  /// through lowerAsciiInto); an owner may come more than once. Const: safe from several
+  /// threads.
+  void scan(std::string_view lowered, std::vector<int>& owners) const;
+
+ private:
+  static constexpr int kHashBits = 15;
+  static std::uint32_t hash(std::uint32_t prefix) { return (prefix * 2654435761u) >> (32 - kHashBits); }
+  void checkAt(std::string_view lowered, std::size_t at, std::uint32_t h, std::vector<int>& owners) const;
+
+  struct Literal {
+    std::string text;
+    std::vector<int> owners;
+  };
+  struct Candidate {         // a literal in the bucket of its prefix's hash
+    std::uint64_t head;      // its first 8 bytes (fewer: zero-padded), little-endian
+    std::uint64_t headMask;  // the bytes of `head` that are the literal's
+    int literal;             // index into literals_
+  };
+  std::vector<Literal> literals_;
+  std::uint64_t bitmap_[(1u << kHashBits) / 64] = {};
+  std::vector<std::vector<Candidate>> byHash_ = std::vector<std::vector<Candidate>>(1u << kHashBits);
+};
+
+}  // namespace gpupeer::kb_detail
