@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_map>
 
 #include "gpupeer/kb.hpp"
 #include "kb_regex.hpp"
@@ -19,19 +20,44 @@
 
 namespace gpupeer {
 
+namespace {
+
+// Whether `text` holds `needle`: a plain loop, quicker than find() or memmem for the 2-byte
+// needles it gets (their setup costs more than the search through one log line).
+bool contains(std::string_view text, std::string_view needle) {
+  if (needle.size() > text.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= text.size(); ++i)
+    if (text[i] == needle[0] && text.compare(i, needle.size(), needle) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
 struct KbMatcher::Impl {
   const KnowledgeBase* kb = nullptr;
   std::vector<std::unique_ptr<RE2>> regexes;  // the entries' then the extra patterns
   std::vector<std::string> plain;             // non-empty: the pattern is this literal
   std::vector<int> always;                    // patterns without a required literal
-  // One gate per top-level branch of a pattern: the scan finds one of its literals, then the
-  // line must hold all of `allOf` before the pattern's regex runs.
+  // One gate per top-level branch of a pattern: the scan finds one of the literals that open
+  // it, then the line must hold all of its other required literals before the regex runs.
   struct Gate {
     int pattern;
-    std::vector<std::string> allOf;
+    std::vector<int> scannedAllOf;        // literal ids (the scan reports them too)
+    std::vector<std::string> shortAllOf;  // too short to scan for: searched in the line
   };
   std::vector<Gate> gates;
-  kb_detail::LiteralScan literals;  // owners are indices into gates
+  kb_detail::LiteralScan literals;      // owners are literal ids
+  std::vector<std::vector<int>> opens;  // literal id -> gates it opens
+  std::unordered_map<std::string, int> literalIds;
+
+  int literalId(const std::string& literal) {
+    auto [it, fresh] = literalIds.try_emplace(literal, static_cast<int>(opens.size()));
+    if (fresh) {
+      literals.add(literal, it->second);
+      opens.emplace_back();
+    }
+    return it->second;
+  }
 
   Status add(const std::string& pattern, const std::string& what) {
     auto re = std::make_unique<RE2>(pattern, kb_detail::kbRegexOptions());
@@ -44,9 +70,17 @@ struct KbMatcher::Impl {
       always.push_back(index);
       return Status::ok();
     }
-    for (kb_detail::RequiredLiterals& branch : *required) {
-      for (const std::string& literal : branch.anyOf) literals.add(literal, static_cast<int>(gates.size()));
-      gates.push_back({index, std::move(branch.allOf)});
+    for (const kb_detail::RequiredLiterals& branch : *required) {
+      Gate gate{index, {}, {}};
+      for (const std::string& literal : branch.allOf) {
+        if (literal.size() >= kb_detail::kMinRequiredLiteral)
+          gate.scannedAllOf.push_back(literalId(literal));
+        else
+          gate.shortAllOf.push_back(literal);
+      }
+      for (const std::string& literal : branch.anyOf)
+        opens[literalId(literal)].push_back(static_cast<int>(gates.size()));
+      gates.push_back(std::move(gate));
     }
     return Status::ok();
   }
@@ -54,24 +88,35 @@ struct KbMatcher::Impl {
   // Buffers a scan reuses from line to line.
   struct Scratch {
     std::string lowered;
-    std::vector<int> found;       // gates whose literal the line holds
+    std::vector<int> found;             // literal ids the line holds
+    std::vector<std::uint64_t> seenAt;  // per literal id: the last line (count) that held it
+    std::uint64_t line = 0;
     std::vector<int> candidates;  // patterns to run
   };
+  Scratch scratch() const {
+    Scratch s;
+    s.seenAt.assign(opens.size(), 0);
+    return s;
+  }
 
   void matchIndices(std::string_view line, std::vector<int>& out, Scratch& s) const {
     out.clear();
     s.found.clear();
+    ++s.line;
     kb_detail::lowerAsciiInto(line, s.lowered);
-    literals.scan(s.lowered, s.found);
-    s.candidates.assign(always.begin(), always.end());
     std::string_view lowered = s.lowered;
-    for (int g : s.found) {
-      const Gate& gate = gates[g];
-      bool holds = std::all_of(gate.allOf.begin(), gate.allOf.end(), [lowered](const std::string& literal) {
-        return lowered.find(literal) != std::string_view::npos;
-      });
-      if (holds) s.candidates.push_back(gate.pattern);
-    }
+    literals.scan(lowered, s.found);
+    for (int id : s.found) s.seenAt[id] = s.line;
+    s.candidates.assign(always.begin(), always.end());
+    for (int id : s.found)
+      for (int g : opens[id]) {
+        const Gate& gate = gates[g];
+        bool holds = std::all_of(gate.scannedAllOf.begin(), gate.scannedAllOf.end(),
+                                 [&s](int other) { return s.seenAt[other] == s.line; }) &&
+                     std::all_of(gate.shortAllOf.begin(), gate.shortAllOf.end(),
+                                 [lowered](const std::string& literal) { return contains(lowered, literal); });
+        if (holds) s.candidates.push_back(gate.pattern);
+      }
     if (s.candidates.empty()) return;
     std::sort(s.candidates.begin(), s.candidates.end());
     s.candidates.erase(std::unique(s.candidates.begin(), s.candidates.end()), s.candidates.end());
@@ -100,7 +145,7 @@ Result<KbMatcher> KbMatcher::build(const KnowledgeBase& kb, const std::vector<st
 
 std::vector<const KbEntry*> KbMatcher::matchLine(std::string_view line) const {
   std::vector<int> indices;
-  Impl::Scratch scratch;
+  Impl::Scratch scratch = impl_->scratch();
   impl_->matchIndices(line, indices, scratch);
   std::vector<const KbEntry*> out;
   for (int i : indices)
@@ -122,12 +167,17 @@ Result<KbScan> KbMatcher::scan(std::istream& in, const LineObserver& onLine) con
   std::vector<KbMatch> found(entries.size());
   std::vector<std::uint64_t> lastCounted(entries.size(), 0);  // line numbers start at 1
   kb_detail::LogLineReader reader(in);
-  std::string piece, line;
+  std::string piece, normalised;
   std::vector<int> indices, extras;
-  Impl::Scratch scratch;
+  Impl::Scratch scratch = impl_->scratch();
   std::uint64_t lineNumber = 0;
   while (reader.next(piece, lineNumber)) {
-    kb_detail::normaliseLogLineInto(piece, line);
+    // Most lines hold no escape sequence and end without '\r': matched as read, not copied.
+    std::string_view line = piece;
+    if (piece.find('\x1b') != std::string::npos || (!piece.empty() && piece.back() == '\r')) {
+      kb_detail::normaliseLogLineInto(piece, normalised);
+      line = normalised;
+    }
     impl_->matchIndices(line, indices, scratch);
     if (onLine) {
       // Indices are sorted: the extra patterns, past the entries, come last.

@@ -9,6 +9,7 @@ namespace gpupeer::tool_output {
 
 std::vector<std::string_view> splitFields(std::string_view line) {
   std::vector<std::string_view> out;
+  out.reserve(32);  // one allocation for most rows (tables of up to 32 columns)
   std::size_t i = 0;
   while (i < line.size() && out.size() < kMaxFields) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;

@@ -35,6 +35,23 @@ const Patterns& patterns() {
   return p;
 }
 
+// RE2::PartialMatch for a pattern every match of which starts with `literal`: the pattern is
+// tried anchored at each occurrence of the literal, left to right, so the first success is the
+// leftmost match an unanchored search finds, with the same groups; RE2 then skips its forward
+// and backward scans of the whole line to place the match, most of the cost on a short line.
+template <class... Out>
+bool matchFromLiteral(std::string_view line, std::string_view literal, const RE2& re, Out*... out) {
+  re2::StringPiece groups[sizeof...(Out) + 1];
+  for (std::size_t at = line.find(literal); at != std::string_view::npos; at = line.find(literal, at + 1)) {
+    if (!re.Match(line, at, line.size(), RE2::ANCHOR_START, groups, sizeof...(Out) + 1)) continue;
+    int k = 1;
+    auto take = [&groups, &k](std::string* o) { o->assign(groups[k].data(), groups[k].size()), ++k; };
+    (take(out), ...);  // a comma fold: left to right
+    return true;
+  }
+  return false;
+}
+
 // "P2P/IPC/read" -> "P2P/IPC/read", "NET/IB/0/GDRDMA" -> "NET/IB", "SHM/direct/direct" -> "SHM";
 // NCCL before 2.5 wrote "direct shared memory" for SHM.
 std::string label(const std::string& via) {
@@ -71,11 +88,11 @@ class NcclTransportParser : public ToolOutputParser {
     const Patterns& p = patterns();
     auto has = [&line](std::string_view literal) { return line.find(literal) != std::string_view::npos; };
     std::string a, aDev, b, bDev, dir, via, rank, dev, name, value, nvl, g1, g2;
-    if (has(" via ") && RE2::PartialMatch(line, p.channel, &a, &aDev, &b, &bDev, &dir, &via)) {
+    if (has(" via ") && matchFromLiteral(line, "Channel ", p.channel, &a, &aDev, &b, &bDev, &dir, &via)) {
       connection(std::stoi(a.substr(0, 9)), aDev, std::stoi(b.substr(0, 9)), bDev, dir, via, hostOf(line, nccl), n);
-    } else if (has("comm 0x") && RE2::PartialMatch(line, p.init, &rank, &dev)) {
+    } else if (has("comm 0x") && matchFromLiteral(line, "comm 0x", p.init, &rank, &dev)) {
       placeRank(std::stoi(rank.substr(0, 9)), dev, hostOf(line, nccl));
-    } else if (has("set by environment") && RE2::PartialMatch(line, p.env, &name, &value)) {
+    } else if (has("set by environment") && matchFromLiteral(line, "NCCL_", p.env, &name, &value)) {
       if (env_.size() < 16) env_[name] = value;
       if (settingsLine_ == 0) settingsLine_ = n;
     } else if ((has("P2P is disabled") || has("Could not enable P2P")) &&

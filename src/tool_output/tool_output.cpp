@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "gpupeer/kb.hpp"
@@ -31,7 +32,8 @@ std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers() {
 struct ToolOutputReader::Triggers {
   std::vector<std::size_t> parserOf;
   std::vector<std::string> literal;
-  std::vector<char> wanted;  // per parser, for the line being fed
+  std::array<std::vector<std::size_t>, 256> startsWith;  // parsers whose lineStarts() hold the byte
+  std::vector<char> wanted;                              // per parser, for the line being fed
   std::vector<int> matched;
 };
 
@@ -48,6 +50,8 @@ ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), trigge
       triggers_->parserOf.push_back(k);
       triggers_->literal.push_back(t);
     }
+  for (std::size_t k = 0; k < parsers_.size(); ++k)
+    for (char c : parsers_[k]->lineStarts()) triggers_->startsWith[static_cast<unsigned char>(c)].push_back(k);
   triggers_->wanted.assign(parsers_.size(), 0);
 }
 
@@ -69,10 +73,13 @@ void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, std
     any = true;
   }
   std::string_view t = tool_output::trim(line);
+  if (!t.empty())
+    for (std::size_t k : triggers_->startsWith[static_cast<unsigned char>(t.front())]) {
+      wanted[k] = 1;
+      any = true;
+    }
   for (std::size_t k = 0; k < parsers_.size(); ++k) {
-    if (wanted[k]) continue;
-    const ToolOutputParser& p = *parsers_[k];
-    if (p.wantsEveryLine() || (!t.empty() && p.lineStarts().find(t.front()) != std::string_view::npos)) {
+    if (!wanted[k] && parsers_[k]->wantsEveryLine()) {
       wanted[k] = 1;
       any = true;
     }

@@ -126,7 +126,9 @@ TEST(LiteralScan, FindsLiteralsAnywhereInALoweredLine) {
   scan.add("nccl warn", 1);
   scan.add("nccl warn", 2);  // one literal, two owners
   scan.add("cuda_error", 3);
-  scan.add("nccl_p2p_disable set", 4);  // longer than the 8 bytes compared at once
+  scan.add("nccl_p2p_disable set", 4);  // keyed by its first 8 bytes
+  scan.add("gpu", 5);                   // keyed by 3 bytes
+  scan.add("link 0:", 6);               // keyed by 4 bytes, the rest compared
   auto found = [&scan](std::string_view text) {
     std::string lowered;
     lowerAsciiInto(text, lowered);
@@ -140,6 +142,9 @@ TEST(LiteralScan, FindsLiteralsAnywhereInALoweredLine) {
   EXPECT_EQ(found("NCCL_P2P_DISABLE set by environment"), std::vector<int>{4});
   EXPECT_TRUE(found("NCCL_P2P_DISABLE=1").empty());  // the first 8 bytes alone are not enough
   EXPECT_TRUE(found("cuda_erro").empty());           // cut short
+  EXPECT_EQ(found("GPU0 Link 0: 25 GB/s"), (std::vector<int>{5, 6}));
+  EXPECT_EQ(found("Link 1: down"), std::vector<int>{});
+  EXPECT_EQ(found("on gpu"), std::vector<int>{5});  // at the very end
   EXPECT_TRUE(found("pe").empty());
   EXPECT_TRUE(found("").empty());
 }
