@@ -1,10 +1,11 @@
 #pragma once
 // Finding many short literals in a line at once, ignoring ASCII case: the KB matcher's first
-// look at each line. The line is lowercased once; a 4 KiB bitmap of hashed three-byte
-// prefixes then rejects almost every position with one load, a multiply and a bit test, and
-// a position whose prefix is set is checked against the literals that start that way (their
-// first 8 bytes in one compare). Time is linear in the line (times the few literals sharing a
-// prefix).
+// look at each line. Each literal is keyed by three of its bytes, chosen to be rare in GPU logs
+// (not the "ncc" of "NCCL INFO" on every line of an NCCL log). The line is lowercased once; a
+// 4 KiB bitmap of hashed keys then rejects almost every position with one load, a multiply and
+// a bit test, and a position whose three bytes are a key is checked against the literals of
+// that key (their first 8 bytes in one compare). Time is linear in the line (times the few
+// literals sharing a key).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,15 +29,16 @@ class LiteralScan {
  private:
   static constexpr int kHashBits = 15;
   static std::uint32_t hash(std::uint32_t prefix) { return (prefix * 2654435761u) >> (32 - kHashBits); }
-  void checkAt(std::string_view lowered, std::size_t at, std::uint32_t h, std::vector<int>& owners) const;
+  void checkAt(std::string_view lowered, std::size_t keyAt, std::uint32_t h, std::vector<int>& owners) const;
 
   struct Literal {
     std::string text;
     std::vector<int> owners;
   };
-  struct Candidate {         // a literal in the bucket of its prefix's hash
+  struct Candidate {         // a literal in the bucket of its key's hash
     std::uint64_t head;      // its first 8 bytes (fewer: zero-padded), little-endian
     std::uint64_t headMask;  // the bytes of `head` that are the literal's
+    std::size_t keyAt;       // where in the literal its three-byte key starts
     int literal;             // index into literals_
   };
   std::vector<Literal> literals_;

@@ -20,6 +20,13 @@ std::vector<std::string_view> splitFields(std::string_view line) {
   return out;
 }
 
+std::string_view firstField(std::string_view line) {
+  std::size_t start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return {};
+  std::size_t end = line.find_first_of(" \t", start);
+  return line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+}
+
 std::optional<long long> parseCount(std::string_view text) {
   if (text.empty() || text.size() > 18) return std::nullopt;
   long long v = 0;

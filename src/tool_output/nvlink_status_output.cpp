@@ -25,8 +25,12 @@ class NvlinkStatusParser : public ToolOutputParser {
   std::vector<std::string> triggers() const override { return {"GPU ", "Link ", "inActive", "inactive"}; }
 
   void feed(std::string_view line, std::uint64_t n) override {
-    if (line.find("GPU ") == std::string_view::npos && (current_ < 0 || line.find("ink") == std::string_view::npos))
-      return;  // neither a GPU header nor, under one, a link line
+    // Neither a GPU header nor, under one, a link line or "all links are inactive": skipped
+    // without splitting (the tests below on f[0] decide the same).
+    std::string_view first = firstField(line);
+    if (first != "GPU" &&
+        (current_ < 0 || (first != "Link" && line.find("all links are in") == std::string_view::npos)))
+      return;
     std::vector<std::string_view> f = splitFields(line);
     if (f.size() >= 3 && f[0] == "GPU" && f[1].size() >= 2 && f[1].back() == ':') {
       auto idx = parseCount(f[1].substr(0, f[1].size() - 1));

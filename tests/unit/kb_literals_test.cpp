@@ -145,6 +145,11 @@ TEST(LiteralScan, FindsLiteralsAnywhereInALoweredLine) {
   EXPECT_EQ(found("GPU0 Link 0: 25 GB/s"), (std::vector<int>{5, 6}));
   EXPECT_EQ(found("Link 1: down"), std::vector<int>{});
   EXPECT_EQ(found("on gpu"), std::vector<int>{5});  // at the very end
+  // A literal is keyed by three bytes inside it, away from common words ("nccl", digits): it
+  // is found at the line's start and end all the same, and not when cut.
+  EXPECT_EQ(found("nccl_p2p_disable set"), std::vector<int>{4});
+  EXPECT_TRUE(found("x nccl_p2p_disable se").empty());
+  EXPECT_TRUE(found("ccl_p2p_disable set").empty());
   EXPECT_TRUE(found("pe").empty());
   EXPECT_TRUE(found("").empty());
 }
