@@ -34,6 +34,15 @@ bool commonKey(std::string_view key) {
   return false;
 }
 
+// How common a character is in log text, roughly (letters by their frequency in English).
+long charCost(char c) {
+  if ((c >= '0' && c <= '9') || c == ' ') return 10;
+  if (std::string_view("etaoinsr").find(c) != std::string_view::npos) return 6;
+  if (std::string_view("hldcumfpgwby").find(c) != std::string_view::npos) return 4;
+  if (c >= 'a' && c <= 'z') return 1;
+  return 2;  // punctuation
+}
+
 }  // namespace
 
 void lowerAsciiInto(std::string_view text, std::string& out) {
@@ -67,16 +76,15 @@ void LiteralScan::add(const std::string& literal, int owner) {
       l.owners.push_back(owner);
       return;
     }
-  // The key: three bytes not of a common word, without digits (numbers fill logs) nor spaces
-  // if it can, and among those one that other literals use already (fewer keys, fewer
-  // positions to check); the first such.
+  // The key: three bytes not of a common word, of characters rare in logs (digits, spaces and
+  // the commonest letters of English are not), sharing a bucket with few other literals; the
+  // first such.
   std::size_t keyAt = 0;
   long best = 0;
   for (std::size_t at = 0; at + 3 <= literal.size(); ++at) {
     std::string_view key = std::string_view(literal).substr(at, 3);
-    long cost =
-        (commonKey(key) ? 1000 : 0) - std::min<long>(static_cast<long>(byHash_[hash(prefix3(key.data()))].size()), 50);
-    for (char c : key) cost += c >= '0' && c <= '9' ? 300 : c == ' ' ? 50 : 0;
+    long cost = (commonKey(key) ? 1000 : 0) + static_cast<long>(byHash_[hash(prefix3(key.data()))].size());
+    for (char c : key) cost += charCost(c);
     if (at == 0 || cost < best) {
       best = cost;
       keyAt = at;
