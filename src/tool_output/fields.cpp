@@ -21,10 +21,11 @@ std::vector<std::string_view> splitFields(std::string_view line) {
 }
 
 std::string_view firstField(std::string_view line) {
-  std::size_t start = line.find_first_not_of(" \t");
-  if (start == std::string_view::npos) return {};
-  std::size_t end = line.find_first_of(" \t", start);
-  return line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+  std::size_t start = 0;
+  while (start < line.size() && (line[start] == ' ' || line[start] == '\t')) ++start;
+  std::size_t end = start;
+  while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+  return line.substr(start, end - start);
 }
 
 std::optional<long long> parseCount(std::string_view text) {

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "gpupeer/kb.hpp"
-#include "tool_output/fields.hpp"
 #include "tool_output/parsers.hpp"
 
 namespace gpupeer {
@@ -72,9 +71,10 @@ void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, std
     wanted[triggers_->parserOf[i]] = 1;
     any = true;
   }
-  std::string_view t = tool_output::trim(line);
-  if (!t.empty())
-    for (std::size_t k : triggers_->startsWith[static_cast<unsigned char>(t.front())]) {
+  std::size_t first = 0;  // the first non-blank character
+  while (first < line.size() && (line[first] == ' ' || line[first] == '\t')) ++first;
+  if (first < line.size())
+    for (std::size_t k : triggers_->startsWith[static_cast<unsigned char>(line[first])]) {
       wanted[k] = 1;
       any = true;
     }
