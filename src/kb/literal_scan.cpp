@@ -83,7 +83,7 @@ void LiteralScan::add(const std::string& literal, int owner) {
   long best = 0;
   for (std::size_t at = 0; at + 3 <= literal.size(); ++at) {
     std::string_view key = std::string_view(literal).substr(at, 3);
-    long cost = (commonKey(key) ? 1000 : 0) + static_cast<long>(byHash_[hash(prefix3(key.data()))].size());
+    long cost = (commonKey(key) ? 1000 : 0) + static_cast<long>(byHash_[bucketOf(hash(prefix3(key.data())))].size());
     for (char c : key) cost += charCost(c);
     if (at == 0 || cost < best) {
       best = cost;
@@ -94,14 +94,15 @@ void LiteralScan::add(const std::string& literal, int owner) {
   bitmap_[h >> 6] |= std::uint64_t{1} << (h & 63);
   std::size_t n = std::min<std::size_t>(literal.size(), 8);
   std::uint64_t mask = n == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1;
-  byHash_[h].push_back({head8(literal.data(), n), mask, keyAt, static_cast<int>(literals_.size())});
+  byHash_[bucketOf(h)].push_back(
+      {head8(literal.data(), n), mask, h, static_cast<std::uint32_t>(keyAt), static_cast<int>(literals_.size())});
   literals_.push_back({literal, {owner}});
 }
 
 void LiteralScan::checkAt(std::string_view lowered, std::size_t keyAt, std::uint32_t h,
                           std::vector<int>& owners) const {
-  for (const Candidate& c : byHash_[h]) {
-    if (c.keyAt > keyAt) continue;  // the literal would start before the line
+  for (const Candidate& c : byHash_[bucketOf(h)]) {
+    if (c.keyHash != h || c.keyAt > keyAt) continue;  // another key, or it would start before the line
     std::size_t at = keyAt - c.keyAt;
     std::size_t left = lowered.size() - at;
     if ((head8(lowered.data() + at, left) & c.headMask) != c.head) continue;
