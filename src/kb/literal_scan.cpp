@@ -23,15 +23,19 @@ std::uint32_t prefix3(const char* p) {
 // Three-byte keys to avoid: those of words on nearly every line of GPU logs. Only speed
 // depends on this list.
 bool commonKey(std::string_view key) {
-  static constexpr std::string_view kWords[] = {
-      " nccl ",   " info ", " warn ",   " cuda ", " gpu ",  " nvidia ",  " device ", " devices ", " error ",
-      " failed ", " peer ", " access ", " rank ", " comm ", " channel ", " memory ", " version ", " driver ",
-      " the ",    " and ",  " for ",    " not ",  " with ", " from ",    " to ",     " is ",      " in ",
-      " on ",     " of ",   " via ",    " set ",  " ing ",  " tion ",    " enable ", " support ", " supported "};
-  for (std::string_view w : kWords)
-    for (std::size_t i = 0; i + 3 <= w.size(); ++i)
-      if (w.substr(i, 3) == key) return true;
-  return false;
+  static const std::vector<std::uint32_t> kKeys = [] {
+    static constexpr std::string_view kWords[] = {
+        " nccl ",   " info ", " warn ",   " cuda ", " gpu ",  " nvidia ",  " device ", " devices ", " error ",
+        " failed ", " peer ", " access ", " rank ", " comm ", " channel ", " memory ", " version ", " driver ",
+        " the ",    " and ",  " for ",    " not ",  " with ", " from ",    " to ",     " is ",      " in ",
+        " on ",     " of ",   " via ",    " set ",  " ing ",  " tion ",    " enable ", " support ", " supported "};
+    std::vector<std::uint32_t> keys;
+    for (std::string_view w : kWords)
+      for (std::size_t i = 0; i + 3 <= w.size(); ++i) keys.push_back(prefix3(w.data() + i));
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }();
+  return std::binary_search(kKeys.begin(), kKeys.end(), prefix3(key.data()));
 }
 
 // How common a character is in log text, roughly (letters by their frequency in English).
