@@ -43,6 +43,7 @@ class ToolOutputParser {
   /// nccl-tests headers and rows).
   virtual std::string_view lineStarts() const { return {}; }
   /// True while inside a table whose rows hold no trigger (numbers only): feed every line.
+  /// Its answer may change only in feed() (the reader asks after each feed).
   virtual bool wantsEveryLine() const { return false; }
   virtual void feed(std::string_view line, std::uint64_t lineNumber) = 0;
   /// Called once after the last line; appends what was recognised (nothing if the tool's

@@ -33,6 +33,8 @@ struct ToolOutputReader::Triggers {
   std::vector<std::string> literal;
   std::array<std::vector<std::size_t>, 256> startsWith;  // parsers whose lineStarts() hold the byte
   std::vector<char> wanted;                              // per parser, for the line being fed
+  std::vector<char> everyLine;                           // per parser: wantsEveryLine() after its last feed
+  std::size_t everyLineCount = 0;
   std::vector<int> matched;
 };
 
@@ -52,6 +54,11 @@ ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), trigge
   for (std::size_t k = 0; k < parsers_.size(); ++k)
     for (char c : parsers_[k]->lineStarts()) triggers_->startsWith[static_cast<unsigned char>(c)].push_back(k);
   triggers_->wanted.assign(parsers_.size(), 0);
+  triggers_->everyLine.assign(parsers_.size(), 0);
+  for (std::size_t k = 0; k < parsers_.size(); ++k) {
+    triggers_->everyLine[k] = parsers_[k]->wantsEveryLine();
+    triggers_->everyLineCount += triggers_->everyLine[k];
+  }
 }
 
 ToolOutputReader::~ToolOutputReader() = default;
@@ -78,16 +85,19 @@ void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, std
       wanted[k] = 1;
       any = true;
     }
-  for (std::size_t k = 0; k < parsers_.size(); ++k) {
-    if (!wanted[k] && parsers_[k]->wantsEveryLine()) {
-      wanted[k] = 1;
-      any = true;
-    }
-  }
+  // wantsEveryLine() changes only in feed(): it is asked after each feed, not on every line.
+  std::vector<char>& everyLine = triggers_->everyLine;
+  if (triggers_->everyLineCount > 0)
+    for (std::size_t k = 0; k < parsers_.size(); ++k)
+      if (everyLine[k]) wanted[k] = any = true;
   if (!any) return;
   for (std::size_t k = 0; k < parsers_.size(); ++k) {
-    if (wanted[k]) parsers_[k]->feed(line, lineNumber);
+    if (!wanted[k]) continue;
     wanted[k] = 0;
+    parsers_[k]->feed(line, lineNumber);
+    char now = parsers_[k]->wantsEveryLine();
+    triggers_->everyLineCount += now - everyLine[k];
+    everyLine[k] = now;
   }
 }
 
