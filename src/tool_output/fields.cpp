@@ -9,7 +9,12 @@ namespace gpupeer::tool_output {
 
 std::vector<std::string_view> splitFields(std::string_view line) {
   std::vector<std::string_view> out;
-  out.reserve(32);  // one allocation for most rows (tables of up to 32 columns)
+  splitFieldsInto(line, out);
+  return out;
+}
+
+void splitFieldsInto(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
   std::size_t i = 0;
   while (i < line.size() && out.size() < kMaxFields) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -17,7 +22,6 @@ std::vector<std::string_view> splitFields(std::string_view line) {
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > start) out.push_back(line.substr(start, i - start));
   }
-  return out;
 }
 
 std::string_view firstField(std::string_view line) {
