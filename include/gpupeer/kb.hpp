@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -149,14 +150,16 @@ struct KbScan {
 /// then the earlier first matching line, then id.
 bool kbMatchRanksBefore(const KbMatch& a, const KbMatch& b);
 
-/// Matches log lines against every entry of a KnowledgeBase at once (RE2::Set: time linear in
-/// the input, memory bounded by the line-piece size). Keeps a pointer to `kb`, which must
+/// Matches log lines against every entry of a KnowledgeBase at once (one scan of each line for
+/// the entries' required literals, then RE2 for the entries whose literal it holds: time linear
+/// in the input, memory bounded by the line-piece size). Keeps a pointer to `kb`, which must
 /// outlive it. Const methods are safe to call from several threads.
 class KbMatcher {
  public:
-  /// Compiles all regexes into one set; an error only if RE2 rejects the set as a whole.
-  /// `extraPatterns` (RE2 syntax) ride in the same set: scan() tells its line observer whether
-  /// any of them matched the line, so another reader of the log needs no second pass.
+  /// Compiles every entry's regex and indexes their required literals; an error when RE2
+  /// rejects a regex. `extraPatterns` (RE2 syntax) are matched in the same pass: scan() tells
+  /// its line observer which of them matched the line, so another reader of the log needs no
+  /// second pass.
   static Result<KbMatcher> build(const KnowledgeBase& kb, const std::vector<std::string>& extraPatterns = {});
 
   KbMatcher(KbMatcher&&) noexcept;             ///< takes the compiled set over
@@ -174,7 +177,10 @@ class KbMatcher {
 
   /// Sees every line (or 64 KiB piece) the matcher reads, normalised, with its 1-based number;
   /// lets other readers (the tool-output parsers) share one pass over a streamed log.
-  using LineObserver = std::function<void(std::string_view line, std::uint64_t lineNumber, bool extraMatched)>;
+  /// `extraMatched`: indices into build()'s `extraPatterns` of those that match the line,
+  /// ascending (valid during the call only).
+  using LineObserver =
+      std::function<void(std::string_view line, std::uint64_t lineNumber, std::span<const int> extraMatched)>;
   /// scan() that also hands each line to `onLine` (may be empty).
   Result<KbScan> scan(std::istream& in, const LineObserver& onLine) const;
   KbScan scanText(std::string_view text, const LineObserver& onLine) const;

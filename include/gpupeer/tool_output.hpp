@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +39,11 @@ class ToolOutputParser {
   /// Literals one of which every line that can start or matter to this tool's output holds
   /// ("Peer access from "); lines with none are not fed unless wantsEveryLine().
   virtual std::vector<std::string> triggers() const = 0;
+  /// Characters that, as a line's first non-blank one, also make it needed ("#0123456789":
+  /// nccl-tests headers and rows).
+  virtual std::string_view lineStarts() const { return {}; }
   /// True while inside a table whose rows hold no trigger (numbers only): feed every line.
+  /// Its answer may change only in feed() (the reader asks after each feed).
   virtual bool wantsEveryLine() const { return false; }
   virtual void feed(std::string_view line, std::uint64_t lineNumber) = 0;
   /// Called once after the last line; appends what was recognised (nothing if the tool's
@@ -49,18 +54,17 @@ class ToolOutputParser {
 /// One fresh instance of every parser, in report order.
 std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers();
 
-/// Feeds every parser the same lines. A line holding none of the parsers' triggers (one RE2
-/// pass over the line) reaches them only while one is inside a table, and a line whose first
-/// non-blank character is '#' or a digit always does (nccl-tests rows). Not thread-safe.
+/// Feeds each parser the lines it needs: those holding one of its triggers or starting with one
+/// of its lineStarts(), and every line while it is inside a table. Not thread-safe.
 class ToolOutputReader {
  public:
   ToolOutputReader();
   ~ToolOutputReader();
   void feed(std::string_view line, std::uint64_t lineNumber);
   /// feed() when the caller already matched triggerPatterns() against the line (explain does,
-  /// in the KB matcher's pass): `triggered` says whether any matched.
-  void feed(std::string_view line, std::uint64_t lineNumber, bool triggered);
-  /// The patterns (RE2) a line must match for any parser outside a table to need it.
+  /// in the KB matcher's pass): `triggered` holds the indices of those that matched.
+  void feed(std::string_view line, std::uint64_t lineNumber, std::span<const int> triggered);
+  /// The parsers' triggers as RE2 patterns (quoted literals), in a fixed order.
   static std::vector<std::string> triggerPatterns();
   /// The findings of every parser, worst first, identical outputs merged; the reader is spent.
   std::vector<ToolOutputFinding> finish();

@@ -8,15 +8,16 @@
 namespace gpupeer {
 namespace {
 
-// The tool-output triggers ride in the KB's regex set: one pass over the input serves both.
+// The tool-output triggers ride in the KB matcher's pass: one pass over the input serves both.
 template <class Scan>
 Result<Explanation> explainWith(const KnowledgeBase& kb, Scan scan) {
   Result<KbMatcher> matcher = KbMatcher::build(kb, ToolOutputReader::triggerPatterns());
   if (!matcher.isOk()) return matcher.status();
   ToolOutputReader outputs;
-  Result<KbScan> scanned = scan(matcher.value(), [&outputs](std::string_view line, std::uint64_t n, bool triggered) {
-    outputs.feed(line, n, triggered);
-  });
+  Result<KbScan> scanned =
+      scan(matcher.value(), [&outputs](std::string_view line, std::uint64_t n, std::span<const int> triggered) {
+        outputs.feed(line, n, triggered);
+      });
   if (!scanned.isOk()) return scanned.status();
   Explanation e;
   e.scan = std::move(scanned).value();

@@ -38,7 +38,7 @@ class LogLineReader {
   std::istream& in_;
   std::size_t pieceBytes_;
   std::size_t overlapBytes_;
-  char buffer_[16 * 1024];
+  char buffer_[64 * 1024];  // a quarter of the read calls 16 KiB took, on a large log
   std::size_t pos_ = 0;
   std::size_t len_ = 0;
   bool eof_ = false;

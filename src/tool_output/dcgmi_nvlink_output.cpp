@@ -33,8 +33,9 @@ class DcgmiNvlinkParser : public ToolOutputParser {
   void feed(std::string_view line, std::uint64_t n) override {
     if (current_ < 0 && line.find("Id ") == std::string_view::npos && line.find("GPUs:") == std::string_view::npos &&
         line.find("NvSwitches:") == std::string_view::npos)
-      return;  // only a device header or its state row can follow
-    std::vector<std::string_view> f = splitFields(line);
+      return;                                    // only a device header or its state row can follow
+    std::vector<std::string_view>& f = fields_;  // reused: no allocation per line
+    splitFieldsInto(line, f);
     if (f.empty()) return;
     if (f[0] == "GPUs:" || f[0] == "NvSwitches:") {
       inSwitches_ = f[0] == "NvSwitches:";
@@ -94,6 +95,7 @@ class DcgmiNvlinkParser : public ToolOutputParser {
   }
 
  private:
+  std::vector<std::string_view> fields_;  // feed()'s split of the current line
   std::vector<Device> devices_;
   int current_ = -1;
   bool inSwitches_ = false;

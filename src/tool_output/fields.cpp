@@ -9,6 +9,12 @@ namespace gpupeer::tool_output {
 
 std::vector<std::string_view> splitFields(std::string_view line) {
   std::vector<std::string_view> out;
+  splitFieldsInto(line, out);
+  return out;
+}
+
+void splitFieldsInto(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
   std::size_t i = 0;
   while (i < line.size() && out.size() < kMaxFields) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -16,7 +22,14 @@ std::vector<std::string_view> splitFields(std::string_view line) {
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > start) out.push_back(line.substr(start, i - start));
   }
-  return out;
+}
+
+std::string_view firstField(std::string_view line) {
+  std::size_t start = 0;
+  while (start < line.size() && (line[start] == ' ' || line[start] == '\t')) ++start;
+  std::size_t end = start;
+  while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+  return line.substr(start, end - start);
 }
 
 std::optional<long long> parseCount(std::string_view text) {

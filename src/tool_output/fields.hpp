@@ -17,6 +17,12 @@ inline constexpr int kMaxDevices = 256;
 
 /// Fields separated by spaces and tabs, at most kMaxFields.
 std::vector<std::string_view> splitFields(std::string_view line);
+/// splitFields into `out` (cleared first), reusing its storage: for parsers that split many
+/// lines.
+void splitFieldsInto(std::string_view line, std::vector<std::string_view>& out);
+/// splitFields(line)[0] without splitting the rest ("" for a blank line): lets a parser skip a
+/// line whose first field rules it out.
+std::string_view firstField(std::string_view line);
 
 /// A non-negative decimal integer that is the whole of `text` (at most 18 digits).
 std::optional<long long> parseCount(std::string_view text);

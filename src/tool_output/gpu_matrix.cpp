@@ -53,8 +53,9 @@ bool GpuMatrix::gpuCellsAre(const std::function<bool(const std::string&)>& isCod
 
 void GpuMatrixReader::feed(std::string_view line, std::uint64_t lineNumber) {
   // Most lines of a log are neither a header nor a row: skip them without splitting.
-  if (!open_ && line.find("GPU0") == std::string_view::npos) return;
-  std::vector<std::string_view> f = splitFields(line);
+  if (!open_ && firstField(line) != "GPU0") return;  // not a header (below: f[0] == "GPU0")
+  std::vector<std::string_view>& f = fields_;        // reused: no allocation per line
+  splitFieldsInto(line, f);
   if (open_) {
     // A row: its label is one of the header's columns, followed by at least one cell per
     // column (trailing CPU/NUMA affinity fields are ignored).

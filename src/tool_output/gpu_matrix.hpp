@@ -47,6 +47,7 @@ class GpuMatrixReader {
 
   Sink sink_;
   GpuMatrix current_;
+  std::vector<std::string_view> fields_;  // feed()'s split of the current line
   bool open_ = false;
 };
 

@@ -46,13 +46,16 @@ struct Row {
 class NcclTestsParser : public ToolOutputParser {
  public:
   std::string_view tool() const override { return "nccl-tests"; }
-  std::vector<std::string> triggers() const override { return {"#"}; }
+  // Headers start with '#', rows with the size.
+  std::vector<std::string> triggers() const override { return {}; }
+  std::string_view lineStarts() const override { return "#0123456789"; }
 
   void feed(std::string_view line, std::uint64_t n) override {
     // Header lines start with '#', rows with the size: skip everything else unsplit.
     std::string_view t = trim(line);
     if (t.empty() || !(t[0] == '#' || (!busbwCols_.empty() && t[0] >= '0' && t[0] <= '9'))) return;
-    std::vector<std::string_view> f = splitFields(line);
+    std::vector<std::string_view>& f = fields_;  // reused: no allocation per line
+    splitFieldsInto(line, f);
     if (f.empty()) return;
     if (f[0] == "#") {
       header(f, line, n);
@@ -122,6 +125,7 @@ class NcclTestsParser : public ToolOutputParser {
   }
 
  private:
+  std::vector<std::string_view> fields_;  // feed()'s split of the current line
   void header(const std::vector<std::string_view>& f, std::string_view line, std::uint64_t n) {
     // "#  Rank  0 Group  0 Pid 2181762 on GENOA-01 device  0 [0x01] NVIDIA GeForce RTX 5090"
     if (f.size() >= 4 && f[1] == "Rank" && line.find(" device ") != std::string_view::npos) {

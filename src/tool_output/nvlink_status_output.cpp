@@ -25,9 +25,14 @@ class NvlinkStatusParser : public ToolOutputParser {
   std::vector<std::string> triggers() const override { return {"GPU ", "Link ", "inActive", "inactive"}; }
 
   void feed(std::string_view line, std::uint64_t n) override {
-    if (line.find("GPU ") == std::string_view::npos && (current_ < 0 || line.find("ink") == std::string_view::npos))
-      return;  // neither a GPU header nor, under one, a link line
-    std::vector<std::string_view> f = splitFields(line);
+    // Neither a GPU header nor, under one, a link line or "all links are inactive": skipped
+    // without splitting (the tests below on f[0] decide the same).
+    std::string_view first = firstField(line);
+    if (first != "GPU" &&
+        (current_ < 0 || (first != "Link" && line.find("all links are in") == std::string_view::npos)))
+      return;
+    std::vector<std::string_view>& f = fields_;  // reused: no allocation per line
+    splitFieldsInto(line, f);
     if (f.size() >= 3 && f[0] == "GPU" && f[1].size() >= 2 && f[1].back() == ':') {
       auto idx = parseCount(f[1].substr(0, f[1].size() - 1));
       if (!idx || gpus_.size() >= static_cast<std::size_t>(kMaxDevices)) return;
@@ -112,6 +117,7 @@ class NvlinkStatusParser : public ToolOutputParser {
   }
 
  private:
+  std::vector<std::string_view> fields_;  // feed()'s split of the current line
   void note(std::uint64_t n) {
     if (firstLine_ == 0) firstLine_ = n;
   }

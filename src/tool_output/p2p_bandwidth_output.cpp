@@ -34,8 +34,9 @@ class P2pBandwidthParser : public ToolOutputParser {
   void feed(std::string_view line, std::uint64_t n) override {
     if ((current_ == Matrix::kNone || current_ == Matrix::kOther) && line.find("Device=") == std::string_view::npos &&
         line.find(" Matrix (") == std::string_view::npos)
-      return;  // outside a matrix only these two kinds of line matter
-    std::vector<std::string_view> f = splitFields(line);
+      return;                                    // outside a matrix only these two kinds of line matter
+    std::vector<std::string_view>& f = fields_;  // reused: no allocation per line
+    splitFieldsInto(line, f);
     // "Device=0 CANNOT Access Peer Device=2"
     if (f.size() == 5 && startsWith(f[0], "Device=") && f[2] == "Access" && f[3] == "Peer") {
       auto a = parseIndexed(f[0], "Device="), b = parseIndexed(f[4], "Device=");
@@ -115,6 +116,7 @@ class P2pBandwidthParser : public ToolOutputParser {
   }
 
  private:
+  std::vector<std::string_view> fields_;  // feed()'s split of the current line
   void note(std::uint64_t n) {
     if (firstLine_ == 0) firstLine_ = n;
   }

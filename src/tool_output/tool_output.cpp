@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "gpupeer/kb.hpp"
@@ -25,43 +26,79 @@ std::vector<std::unique_ptr<ToolOutputParser>> makeToolOutputParsers() {
   return out;
 }
 
-// Every parser's triggers as one alternation, for callers that do not match them themselves;
-// built on first use.
+// Which parser each of triggerPatterns() belongs to, and its literal (for feed() without a
+// caller's match).
 struct ToolOutputReader::Triggers {
-  std::unique_ptr<RE2> any;
+  std::vector<std::size_t> parserOf;
+  std::vector<std::string> literal;
+  std::array<std::vector<std::size_t>, 256> startsWith;  // parsers whose lineStarts() hold the byte
+  std::vector<char> wanted;                              // per parser, for the line being fed
+  std::vector<char> everyLine;                           // per parser: wantsEveryLine() after its last feed
+  std::size_t everyLineCount = 0;
+  std::vector<int> matched;
 };
 
 std::vector<std::string> ToolOutputReader::triggerPatterns() {
-  // Rows of nccl-tests tables start with the size; every other output has a literal.
-  std::vector<std::string> out = {R"(^[ \t]*[0-9])"};
+  std::vector<std::string> out;
   for (const auto& p : makeToolOutputParsers())
     for (const std::string& t : p->triggers()) out.push_back(RE2::QuoteMeta(t));
   return out;
 }
 
-ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), triggers_(std::make_unique<Triggers>()) {}
+ToolOutputReader::ToolOutputReader() : parsers_(makeToolOutputParsers()), triggers_(std::make_unique<Triggers>()) {
+  for (std::size_t k = 0; k < parsers_.size(); ++k)
+    for (const std::string& t : parsers_[k]->triggers()) {
+      triggers_->parserOf.push_back(k);
+      triggers_->literal.push_back(t);
+    }
+  for (std::size_t k = 0; k < parsers_.size(); ++k)
+    for (char c : parsers_[k]->lineStarts()) triggers_->startsWith[static_cast<unsigned char>(c)].push_back(k);
+  triggers_->wanted.assign(parsers_.size(), 0);
+  triggers_->everyLine.assign(parsers_.size(), 0);
+  for (std::size_t k = 0; k < parsers_.size(); ++k) {
+    triggers_->everyLine[k] = parsers_[k]->wantsEveryLine();
+    triggers_->everyLineCount += triggers_->everyLine[k];
+  }
+}
 
 ToolOutputReader::~ToolOutputReader() = default;
 
 void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber) {
-  if (!triggers_->any) {
-    std::string alternation;
-    for (const std::string& t : triggerPatterns()) {
-      if (!alternation.empty()) alternation += '|';
-      alternation += "(?:" + t + ")";
-    }
-    RE2::Options o;
-    o.set_log_errors(false);
-    triggers_->any = std::make_unique<RE2>(alternation, o);
-  }
-  feed(line, lineNumber, RE2::PartialMatch(line, *triggers_->any));
+  std::vector<int>& matched = triggers_->matched;
+  matched.clear();
+  for (std::size_t i = 0; i < triggers_->literal.size(); ++i)
+    if (line.find(triggers_->literal[i]) != std::string_view::npos) matched.push_back(static_cast<int>(i));
+  feed(line, lineNumber, matched);
 }
 
-void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, bool triggered) {
-  bool wanted = triggered;
-  for (const auto& p : parsers_) wanted = wanted || p->wantsEveryLine();
-  if (!wanted) return;
-  for (auto& p : parsers_) p->feed(line, lineNumber);
+void ToolOutputReader::feed(std::string_view line, std::uint64_t lineNumber, std::span<const int> triggered) {
+  std::vector<char>& wanted = triggers_->wanted;
+  bool any = false;
+  for (int i : triggered) {
+    wanted[triggers_->parserOf[i]] = 1;
+    any = true;
+  }
+  std::size_t first = 0;  // the first non-blank character
+  while (first < line.size() && (line[first] == ' ' || line[first] == '\t')) ++first;
+  if (first < line.size())
+    for (std::size_t k : triggers_->startsWith[static_cast<unsigned char>(line[first])]) {
+      wanted[k] = 1;
+      any = true;
+    }
+  // wantsEveryLine() changes only in feed(): it is asked after each feed, not on every line.
+  std::vector<char>& everyLine = triggers_->everyLine;
+  if (triggers_->everyLineCount > 0)
+    for (std::size_t k = 0; k < parsers_.size(); ++k)
+      if (everyLine[k]) wanted[k] = any = true;
+  if (!any) return;
+  for (std::size_t k = 0; k < parsers_.size(); ++k) {
+    if (!wanted[k]) continue;
+    wanted[k] = 0;
+    parsers_[k]->feed(line, lineNumber);
+    char now = parsers_[k]->wantsEveryLine();
+    triggers_->everyLineCount += now - everyLine[k];
+    everyLine[k] = now;
+  }
 }
 
 std::vector<ToolOutputFinding> ToolOutputReader::finish() {

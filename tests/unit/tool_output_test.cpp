@@ -3,6 +3,7 @@
 #include "gpupeer/tool_output.hpp"
 
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "cli_support.hpp"
 #include "gpupeer/kb.hpp"
+#include "tool_output/parsers.hpp"
 
 namespace gpupeer {
 namespace {
@@ -331,6 +333,46 @@ TEST(ToolOutputs, GarbageIsBoundedAndHarmless) {
   EXPECT_NE(allDetails(f).find("only the first 16384 connections kept"), std::string::npos);
 }
 
+TEST(ToolOutputs, ChannelLinesReadByHandAsTheRegexReadsThem) {
+  // Lines built from right and wrong pieces; the hand reader must agree with RE2 on each.
+  const std::vector<std::vector<std::string>> pieces = {
+      {"", "h:1:2 [0] NCCL INFO ", "Channel x ", "Channel 1 : 2[3] -> junk Channel "},
+      {"Channel "},
+      {"00", "00/0", "3/", "12/34", "1/x", ""},
+      {" : ", ": "},
+      {"0", "15", ""},
+      {"[0]", "[87000]", "[0x1a]", "[g]", "[]"},
+      {" -> ", "->"},
+      {"1", "6"},
+      {"[1]", "[41000]", "[A0]"},
+      {"", " [send]", " [receive]", " [recv]"},
+      {" via P2P/IPC/read", " via SHM/direct/direct", " via NET/IB/0/GDRDMA", " via direct shared memory",
+       " via P2P/direct pointer/read", " via P2P/", " via FOO/x", " via NVLS/x y", " via COLLNET/a pointer",
+       " via P2P/ab\xc3\xa9", " via P2P/\xff", "via P2P/IPC"},
+      {"", " extra", "\t", " Channel 00 : 9[9] -> 8[8] via SHM/x"}};
+  RE2 re(tool_output::kNcclChannelPattern);
+  ASSERT_TRUE(re.ok());
+  std::mt19937 rng(7);
+  int agreed = 0;
+  for (int n = 0; n < 20000; ++n) {
+    std::string line;
+    for (const auto& choices : pieces) line += choices[rng() % choices.size()];
+    std::string a, aDev, b, bDev, dir, via;
+    bool regex = RE2::PartialMatch(line, re, &a, &aDev, &b, &bDev, &dir, &via);
+    tool_output::NcclChannel c;
+    tool_output::ChannelRead hand = tool_output::readNcclChannel(line, c);
+    if (hand == tool_output::ChannelRead::kAskTheRegex) continue;  // non-ASCII: RE2 decides
+    ASSERT_EQ(hand == tool_output::ChannelRead::kYes, regex) << line;
+    if (regex) {
+      EXPECT_EQ(std::vector<std::string>({c.a, c.aDev, c.b, c.bDev, c.dir, c.via}),
+                std::vector<std::string>({a, aDev, b, bDev, dir, via}))
+          << line;
+      ++agreed;
+    }
+  }
+  EXPECT_GT(agreed, 500);  // the pieces make enough real channel lines
+}
+
 TEST(ToolOutputs, TriggersRideInTheKbMatchersPass) {
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories({GPUPEER_SOURCE_KB_DIR}, nullptr);
   ASSERT_TRUE(kb.isOk()) << kb.status().toString();
@@ -342,10 +384,11 @@ TEST(ToolOutputs, TriggersRideInTheKbMatchersPass) {
   std::vector<std::pair<std::uint64_t, bool>> seen;
   ToolOutputReader outputs;
   KbScan a = plain.value().scanText(text);
-  KbScan b = withTriggers.value().scanText(text, [&](std::string_view line, std::uint64_t n, bool triggered) {
-    seen.push_back({n, triggered});
-    outputs.feed(line, n, triggered);
-  });
+  KbScan b =
+      withTriggers.value().scanText(text, [&](std::string_view line, std::uint64_t n, std::span<const int> triggered) {
+        seen.push_back({n, !triggered.empty()});
+        outputs.feed(line, n, triggered);
+      });
   // The KB's answer is the same with the extra patterns in the set.
   ASSERT_EQ(a.matches.size(), b.matches.size());
   for (std::size_t i = 0; i < a.matches.size(); ++i) EXPECT_EQ(a.matches[i].entry, b.matches[i].entry);
