@@ -249,10 +249,14 @@ std::size_t freeBytes() {
 TEST(RankCommunicatorFaults, ScratchThatDoesNotFitIsAClearErrorAndLeaksNothing) {
   GPUPEER_REQUIRE_GPUS(1);
   cudaSetDevice(0);
-  cudaFree(nullptr);  // the context exists before the first measurement
   RankCommOptions options;
   options.device = 0;
   options.timeoutMs = 3000;
+  {
+    // The context and the kernels that start-up loads exist before the first measurement.
+    auto warm = initThreads(2, options, [](int, RankCommOptions o) { return o; });
+    for (auto& r : warm) ASSERT_TRUE(r.isOk()) << r.status().toString();
+  }
   const std::size_t before = freeBytes();
   // Each rank's scratch and its alignment staging take 2 x 2 slots: slots of a sixth of the
   // free memory let the first rank's scratch fit and fail later allocations, in the middle of
