@@ -7,10 +7,12 @@ Usage: scripts/results_from_log.py RUN_DIR...   (writes RUN_DIR/results.jsonl)
 A run folder is bench/results/<machine>/<date>-<topic>/ holding the logs of scripts/gpu.sh (each
 log starts with "$ COMMAND"), machine.txt (nvidia-smi's GPU list) and meta.json (the commit the
 build was made from, one line saying what the run measured; optionally the machine's name, else
-the parent folder's, and the date and GPUs where machine.txt is missing). Two kinds of tables
-are read: `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
-baseline), `gpupeer bench` (one record per pair: the median) and the micro-benchmarks'
-launch_cost and ce_sm_mix. Other logs are kept beside the results but not parsed. Debian's python3 only.
+the parent folder's, and the date and GPUs where machine.txt is missing). What is read:
+`gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
+baseline), `gpupeer bench` (one record per pair: the median), the micro-benchmarks'
+launch_cost and ce_sm_mix, and the JSON lines of scripts/explain_speed.sh and
+bench/micro/python_binding_cost.py. Other logs are kept beside the results but not parsed.
+Debian's python3 only.
 """
 import json
 import os
@@ -103,11 +105,19 @@ def parse_log(path):
         return micro_records(text[0][2:], text[1:])
     records, command = [], None
     coll, header, bench = None, None, None
-    bench_rows = []
+    bench_rows, objects = [], []
     for line in text:
         if line.startswith("$ "):
             command, coll, header, bench = line[2:], None, None, None
             continue
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict):
+                objects.append((command, obj))
+                continue
         m = COLL_TITLE.match(line)
         if m:
             mode = "graph" if "CUDA graph" in line else "eager"
@@ -126,7 +136,33 @@ def parse_log(path):
         m = BENCH_PAIR.match(line) if bench else None
         if m:
             bench_rows.append((command, bench[0], bench[1], m.group(1), m.group(2), float(m.group(3))))
-    return records + bench_records(bench_rows)
+    return records + bench_records(bench_rows) + json_line_records(objects)
+
+
+def json_line_records(objects):
+    """Records of the scripts that print a JSON object per measurement: scripts/explain_speed.sh
+    (each run of the build's binary against the median of the baseline binary's runs on the same
+    log, timed in the same call) and bench/micro/python_binding_cost.py (what the binding adds to
+    an eager all-reduce against the C API call with its arguments in hand)."""
+    def median(values):
+        values = sorted(values)
+        n = len(values)
+        return None if n == 0 else (values[n // 2] if n % 2 else round((values[n // 2 - 1] + values[n // 2]) / 2, 3))
+
+    out = []
+    speeds = [(c, o) for c, o in objects if o.get("topic") == "explain-speed"]
+    for command, o in speeds:
+        if o.get("binary", "build") != "build":
+            continue
+        base = median([b["mb_per_s"] for _, b in speeds if b.get("binary") == "baseline" and b["log"] == o["log"]])
+        out.append({"command": command, "metric": f"explain {o['log']} log throughput", "value": o["mb_per_s"],
+                    "unit": "MB/s", "baseline": "baseline binary" if base is not None else None,
+                    "baseline_value": base})
+    for command, o in objects:
+        if "rank_added" in o:
+            out.append({"command": command, "metric": "python binding per eager all_reduce", "value": o["rank_added"],
+                        "unit": "us", "baseline": "C API call", "baseline_value": o.get("rank_direct")})
+    return out
 
 
 def bench_records(rows):

@@ -68,6 +68,22 @@ class MicroBenchmarks(unittest.TestCase):
         self.assertEqual(mix["ce_sm_mix 64 MiB SM push alone, one way"], 348.9)
 
 
+class JsonLines(unittest.TestCase):
+    def test_python_binding_cost_against_the_c_api_call(self):
+        recs = results_from_log.parse_log(log("h100x1", "2026-11-25-gpu-tests", "python-binding-cost.log"))
+        self.assertEqual([(r["metric"], r["value"], r["baseline"], r["baseline_value"]) for r in recs],
+                         [("python binding per eager all_reduce", 2.171, "C API call", 0.944)])
+
+    def test_explain_speed_runs_against_the_baseline_median(self):
+        objects = [(cmd, {"topic": "explain-speed", "binary": b, "log": "benign", "mb_per_s": v})
+                   for cmd, b, v in (("x", "build", 200.0), ("x", "baseline", 50.0), ("x", "build", 210.0),
+                                     ("x", "baseline", 70.0), ("x", "baseline", 60.0))]
+        recs = results_from_log.json_line_records(objects + [("x", {"other": 1})])
+        self.assertEqual([(r["metric"], r["value"], r["baseline_value"]) for r in recs],
+                         [("explain benign log throughput", 200.0, 60.0),
+                          ("explain benign log throughput", 210.0, 60.0)])
+
+
 class Pages(unittest.TestCase):
     def test_machine_facts(self):
         facts = results_from_log.machine_facts(os.path.join(RESULTS, "h200x4", "2026-11-22-collectives"))
