@@ -246,6 +246,47 @@ std::size_t freeBytes() {
   return free;
 }
 
+// Two ranks as threads on GPU 0 with a bound of timeoutMs, a stream and a 1000-float buffer
+// each; `ranks` empty where start-up failed (the test has failed then).
+struct ThreadRanks {
+  std::vector<Result<std::unique_ptr<RankCommunicator>>> ranks;
+  Stream s0, s1;
+  DeviceBuffer a, b;
+  void start(int timeoutMs) {
+    RankCommOptions options;
+    options.device = 0;
+    options.timeoutMs = timeoutMs;
+    ranks = initThreads(2, options, [](int, RankCommOptions o) { return o; });
+    for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r].isOk()) << ranks[r].status().toString();
+    ASSERT_TRUE(s0.create(0).isOk());
+    ASSERT_TRUE(s1.create(0).isOk());
+    ASSERT_TRUE(a.allocate(0, 4000).isOk());
+    ASSERT_TRUE(b.allocate(0, 4000).isOk());
+  }
+  RankCommunicator& rank(int r) { return *ranks[r].value(); }
+};
+
+// Two ranks as threads on GPU 0, each on its own stream (on the legacy default stream the two
+// kernels would run one after the other and each wait for the other until the bound): every
+// element of a (rank 0's) is the sum of both ranks' ones. a and b hold 1000 floats.
+void expectThreadRanksSumOnes(RankCommunicator& rank0, RankCommunicator& rank1, cudaStream_t s0, cudaStream_t s1,
+                              void* a, void* b) {
+  std::vector<float> ones(1000, 1.0f), got(1000);
+  ASSERT_EQ(cudaMemcpy(a, ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b, ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  auto other = std::async(std::launch::async, [&] {
+    cudaSetDevice(0);
+    return rank1.allReduce(b, b, 1000, DataType::kFloat32, RedOp::kSum, s1);
+  });
+  ASSERT_TRUE(rank0.allReduce(a, a, 1000, DataType::kFloat32, RedOp::kSum, s0).isOk());
+  ASSERT_TRUE(other.get().isOk());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_TRUE(rank0.checkError().isOk());
+  ASSERT_TRUE(rank1.checkError().isOk());
+  ASSERT_EQ(cudaMemcpy(got.data(), a, 4000, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(got, std::vector<float>(1000, 2.0f));
+}
+
 TEST(RankCommunicatorFaults, ScratchThatDoesNotFitIsAClearErrorAndLeaksNothing) {
   GPUPEER_REQUIRE_GPUS(1);
   cudaSetDevice(0);
@@ -275,41 +316,17 @@ TEST(RankCommunicatorFaults, ScratchThatDoesNotFitIsAClearErrorAndLeaksNothing) 
 
 TEST(RankCommunicatorFaults, ThreadsOfOneProcessShareACommunicatorAndForeignBuffersAreRefused) {
   GPUPEER_REQUIRE_GPUS(1);
-  RankCommOptions options;
-  options.device = 0;
-  options.timeoutMs = 10000;
-  auto ranks = initThreads(2, options, [](int, RankCommOptions o) { return o; });
-  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r].isOk()) << ranks[r].status().toString();
+  ThreadRanks t;
+  ASSERT_NO_FATAL_FAILURE(t.start(10000));
   float host[64] = {};
   void* freed = nullptr;
   ASSERT_EQ(cudaMalloc(&freed, 256), cudaSuccess);
   ASSERT_EQ(cudaFree(freed), cudaSuccess);
   for (const void* bad : {static_cast<const void*>(host), static_cast<const void*>(freed)}) {
-    Status st = ranks[0].value()->allReduce(bad, freed, 64, DataType::kFloat32, RedOp::kSum, nullptr);
+    Status st = t.rank(0).allReduce(bad, freed, 64, DataType::kFloat32, RedOp::kSum, nullptr);
     EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.toString();
   }
-  // Both threads' all-reduce meets, each on a stream of its own (on the legacy default stream
-  // the two kernels would run one after the other and each wait for the other until the
-  // bound): every element is the sum of both ranks' ones.
-  Stream s0, s1;
-  ASSERT_TRUE(s0.create(0).isOk());
-  ASSERT_TRUE(s1.create(0).isOk());
-  DeviceBuffer a, b;
-  ASSERT_TRUE(a.allocate(0, 4000).isOk());
-  ASSERT_TRUE(b.allocate(0, 4000).isOk());
-  std::vector<float> ones(1000, 1.0f), got(1000);
-  ASSERT_EQ(cudaMemcpy(a.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(b.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
-  auto other = std::async(std::launch::async, [&] {
-    cudaSetDevice(0);
-    return ranks[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, s1.get());
-  });
-  ASSERT_TRUE(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).isOk());
-  ASSERT_TRUE(other.get().isOk());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_TRUE(ranks[0].value()->checkError().isOk());
-  ASSERT_EQ(cudaMemcpy(got.data(), a.get(), 4000, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(got, std::vector<float>(1000, 2.0f));
+  expectThreadRanksSumOnes(t.rank(0), t.rank(1), t.s0.get(), t.s1.get(), t.a.get(), t.b.get());
 }
 
 // Holds a stream until opened: a host function that waits on a flag (at most 60 s, so that a
@@ -328,54 +345,56 @@ struct StreamGate {
 // destroyed without hanging, and a new communicator gives right answers.
 TEST(RankCommunicatorFaults, PeerWhoseStreamIsHeldIsNamedAndANewCommunicatorWorks) {
   GPUPEER_REQUIRE_GPUS(1);
-  RankCommOptions options;
-  options.device = 0;
-  options.timeoutMs = 3000;
-  auto ranks = initThreads(2, options, [](int, RankCommOptions o) { return o; });
-  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r].isOk()) << ranks[r].status().toString();
-  Stream s0, s1;
-  ASSERT_TRUE(s0.create(0).isOk());
-  ASSERT_TRUE(s1.create(0).isOk());
-  DeviceBuffer a, b;
-  ASSERT_TRUE(a.allocate(0, 4000).isOk());
-  ASSERT_TRUE(b.allocate(0, 4000).isOk());
+  ThreadRanks t;
+  ASSERT_NO_FATAL_FAILURE(t.start(3000));
   StreamGate gate;
-  ASSERT_EQ(cudaLaunchHostFunc(s1.get(), StreamGate::wait, &gate), cudaSuccess);
-  ASSERT_TRUE(ranks[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, s1.get()).isOk());
+  ASSERT_EQ(cudaLaunchHostFunc(t.s1.get(), StreamGate::wait, &gate), cudaSuccess);
+  ASSERT_TRUE(t.rank(1).allReduce(t.b.get(), t.b.get(), 1000, DataType::kFloat32, RedOp::kSum, t.s1.get()).isOk());
   auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).isOk());
-  EXPECT_EQ(cudaStreamSynchronize(s0.get()), cudaSuccess);
+  ASSERT_TRUE(t.rank(0).allReduce(t.a.get(), t.a.get(), 1000, DataType::kFloat32, RedOp::kSum, t.s0.get()).isOk());
+  EXPECT_EQ(cudaStreamSynchronize(t.s0.get()), cudaSuccess);
   double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   gate.open = true;
-  EXPECT_EQ(cudaStreamSynchronize(s1.get()), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(t.s1.get()), cudaSuccess);
   EXPECT_GE(waited, 2.5);
   EXPECT_LT(waited, 20.0);
-  Status st = ranks[0].value()->checkError();
+  Status st = t.rank(0).checkError();
   EXPECT_EQ(st.code(), ErrorCode::kTimeout) << st.toString();
   EXPECT_NE(st.message().find("for rank 1 (pid " + std::to_string(getpid())), std::string::npos) << st.message();
-  EXPECT_EQ(ranks[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).code(),
+  EXPECT_EQ(t.rank(0).allReduce(t.a.get(), t.a.get(), 1000, DataType::kFloat32, RedOp::kSum, t.s0.get()).code(),
             ErrorCode::kTimeout)
       << "a failed communicator refuses further work";
   start = std::chrono::steady_clock::now();
-  ranks.clear();
+  t.ranks.clear();
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
   // A new communicator on the same GPU: every element is the sum of both ranks' ones.
-  auto fresh = initThreads(2, options, [](int, RankCommOptions o) { return o; });
-  for (int r = 0; r < 2; ++r) ASSERT_TRUE(fresh[r].isOk()) << fresh[r].status().toString();
-  std::vector<float> ones(1000, 1.0f), got(1000);
-  ASSERT_EQ(cudaMemcpy(a.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(b.get(), ones.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
+  ThreadRanks fresh;
+  ASSERT_NO_FATAL_FAILURE(fresh.start(3000));
+  expectThreadRanksSumOnes(fresh.rank(0), fresh.rank(1), fresh.s0.get(), fresh.s1.get(), fresh.a.get(), fresh.b.get());
+}
+
+// Registration is collective: memory CUDA IPC cannot export (a stream-ordered pool's) on one
+// rank makes it fail on every rank, with the reason on the rank that has it.
+TEST(RankCommunicatorFaults, PoolMemoryCannotBeRegisteredOnAnyRank) {
+  GPUPEER_REQUIRE_GPUS(1);
+  ThreadRanks t;
+  ASSERT_NO_FATAL_FAILURE(t.start(10000));
+  void* pooled = nullptr;
+  ASSERT_EQ(cudaMallocAsync(&pooled, 1 << 20, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  DeviceBuffer plain;
+  ASSERT_TRUE(plain.allocate(0, 1 << 20).isOk());
   auto other = std::async(std::launch::async, [&] {
     cudaSetDevice(0);
-    return fresh[1].value()->allReduce(b.get(), b.get(), 1000, DataType::kFloat32, RedOp::kSum, s1.get());
+    return t.rank(1).registerBuffer(plain.get(), 1 << 20);
   });
-  ASSERT_TRUE(fresh[0].value()->allReduce(a.get(), a.get(), 1000, DataType::kFloat32, RedOp::kSum, s0.get()).isOk());
-  ASSERT_TRUE(other.get().isOk());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_TRUE(fresh[0].value()->checkError().isOk());
-  ASSERT_TRUE(fresh[1].value()->checkError().isOk());
-  ASSERT_EQ(cudaMemcpy(got.data(), a.get(), 4000, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(got, std::vector<float>(1000, 2.0f));
+  Status mine = t.rank(0).registerBuffer(pooled, 1 << 20);
+  Status theirs = other.get();
+  EXPECT_EQ(mine.code(), ErrorCode::kInvalidArgument) << mine.toString();
+  EXPECT_NE(mine.message().find("is not from cudaMalloc"), std::string::npos) << mine.message();
+  EXPECT_EQ(theirs.code(), ErrorCode::kInvalidArgument) << theirs.toString();
+  EXPECT_EQ(cudaFreeAsync(pooled, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
 }
 
 }  // namespace
