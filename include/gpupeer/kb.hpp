@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -150,10 +151,22 @@ struct KbScan {
 /// then the earlier first matching line, then id.
 bool kbMatchRanksBefore(const KbMatch& a, const KbMatch& b);
 
+/// How KbMatcher::scan spreads its work over threads. The calling thread always reads the log
+/// and hands the lines to the observer, in order; worker threads match batches of lines (the
+/// literal scan and RE2) meanwhile. The result and the observer's calls are the same whatever
+/// the options.
+struct KbScanOptions {
+  /// Worker threads that match lines. Unset: min(4, cores - 1). 0: all on the calling thread.
+  std::optional<unsigned> matchThreads;
+  /// Bytes of lines per batch; at most 2 batches per worker are in flight (memory stays
+  /// bounded). A log shorter than one batch is matched on the calling thread.
+  std::size_t batchBytes = std::size_t{1} << 20;
+};
+
 /// Matches log lines against every entry of a KnowledgeBase at once (one scan of each line for
 /// the entries' required literals, then RE2 for the entries whose literal it holds: time linear
-/// in the input, memory bounded by the line-piece size). Keeps a pointer to `kb`, which must
-/// outlive it. Const methods are safe to call from several threads.
+/// in the input, memory bounded by a few batches of lines: see KbScanOptions). Keeps a pointer
+/// to `kb`, which must outlive it. Const methods are safe to call from several threads.
 class KbMatcher {
  public:
   /// Compiles every entry's regex and indexes their required literals; an error when RE2
@@ -169,10 +182,11 @@ class KbMatcher {
   /// Entries whose regex matches one already-normalised line, in KB order.
   std::vector<const KbEntry*> matchLine(std::string_view line) const;
 
-  /// Streams `in` line by line (never holding more than one 64 KiB piece) and ranks the
-  /// entries that matched. An error only when the stream fails (not at end of input).
+  /// Streams `in` line by line (holding a few batches of lines, see KbScanOptions) and ranks
+  /// the entries that matched. An error only when the stream fails (not at end of input).
   Result<KbScan> scan(std::istream& in) const;
-  /// Convenience for text already in memory (e.g. the `explain "text"` argument).
+  /// Convenience for text already in memory (e.g. the `explain "text"` argument); matched on
+  /// the calling thread.
   KbScan scanText(std::string_view text) const;
 
   /// Sees every line (or 64 KiB piece) the matcher reads, normalised, with its 1-based number;
@@ -181,8 +195,9 @@ class KbMatcher {
   /// ascending (valid during the call only).
   using LineObserver =
       std::function<void(std::string_view line, std::uint64_t lineNumber, std::span<const int> extraMatched)>;
-  /// scan() that also hands each line to `onLine` (may be empty).
-  Result<KbScan> scan(std::istream& in, const LineObserver& onLine) const;
+  /// scan() that also hands each line to `onLine` (may be empty), on the calling thread, in
+  /// order.
+  Result<KbScan> scan(std::istream& in, const LineObserver& onLine, const KbScanOptions& options = {}) const;
   KbScan scanText(std::string_view text, const LineObserver& onLine) const;
 
  private:
