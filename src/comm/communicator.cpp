@@ -268,6 +268,13 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     Impl::Rank& rank = impl->ranks[r];
     const int d = devices[r];
     if (impl->p2p) {
+      // Before any rank's kernel can wait for this one's (one_shot_device.cuh: loadKernels): a
+      // first launch behind busy work would otherwise hold the launching thread, and with it
+      // the other ranks' launches, until that work ends.
+      GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
+      GPUPEER_CUDA_CHECK(d, loadOneShotKernels());
+      GPUPEER_CUDA_CHECK(d, loadPullKernels());
+      GPUPEER_CUDA_CHECK(d, loadChainKernels());
       GPUPEER_RETURN_IF_ERROR(rank.scratch.allocate(d, 2 * n * o.oneShotSlotBytes));
       GPUPEER_RETURN_IF_ERROR(rank.flags.allocate(d, kOneShotFlagBytes));
       GPUPEER_RETURN_IF_ERROR(rank.counters.allocate(d, kCounterWords * sizeof(std::uint32_t)));

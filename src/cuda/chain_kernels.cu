@@ -175,7 +175,19 @@ struct LaunchChainReduce {
   }
 };
 
+struct LoadChainReduce {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(chainReduce<T, true>, chainReduce<T, false>);
+  }
+};
+
 }  // namespace
+
+cudaError_t loadChainKernels() {
+  if (cudaError_t e = forEveryType(LoadChainReduce{}); e != cudaSuccess) return e;
+  return loadKernels(chainBroadcast<uint4>, chainBroadcast<unsigned char>);
+}
 
 cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream) {
   if (a.ranks < 2 || a.ranks > kMaxCommRanks || a.pullBlocks < 1 || a.pullBlocks > kMaxOneShotBlocks ||

@@ -152,6 +152,7 @@ cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stre
 /// device's context (see loadKernels in one_shot_device.cuh); and the pull kernel's.
 cudaError_t loadOneShotKernels();
 cudaError_t loadPullKernels();
+cudaError_t loadChainKernels();
 
 /// Launches rank `a.rank`'s pull kernel: after a barrier with every peer (inputs ready, outputs
 /// free), it reads its part from its sources and writes it to its targets (see peerIn); a
