@@ -17,6 +17,7 @@ Debian's python3 only.
 import json
 import os
 import re
+import statistics
 import sys
 
 # One process driving every GPU ("2 GPUs"), or one process per rank (coll --procs: "2 processes").
@@ -144,17 +145,13 @@ def json_line_records(objects):
     (each run of the build's binary against the median of the baseline binary's runs on the same
     log, timed in the same call) and bench/micro/python_binding_cost.py (what the binding adds to
     an eager all-reduce against the C API call with its arguments in hand)."""
-    def median(values):
-        values = sorted(values)
-        n = len(values)
-        return None if n == 0 else (values[n // 2] if n % 2 else round((values[n // 2 - 1] + values[n // 2]) / 2, 3))
-
     out = []
     speeds = [(c, o) for c, o in objects if o.get("topic") == "explain-speed"]
     for command, o in speeds:
         if o.get("binary", "build") != "build":
             continue
-        base = median([b["mb_per_s"] for _, b in speeds if b.get("binary") == "baseline" and b["log"] == o["log"]])
+        runs = [b["mb_per_s"] for _, b in speeds if b.get("binary") == "baseline" and b["log"] == o["log"]]
+        base = round(statistics.median(runs), 3) if runs else None
         out.append({"command": command, "metric": f"explain {o['log']} log throughput", "value": o["mb_per_s"],
                     "unit": "MB/s", "baseline": "baseline binary" if base is not None else None,
                     "baseline_value": base})

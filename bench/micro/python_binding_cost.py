@@ -45,14 +45,17 @@ STUB = "int gpupeer_rank_comm_run(void* c, int op, const void* s, void* r, unsig
        " int root, void* st, void* e) { return 0; }\n"
 
 
+def window_us(fn, sync):
+    """One window: microseconds per call of CALLS calls of fn, after sync()."""
+    sync()
+    start = time.perf_counter()
+    for _ in range(CALLS):
+        fn()
+    return (time.perf_counter() - start) / CALLS * 1e6
+
+
 def per_call_us(fn, sync=lambda: None):
-    samples = []
-    for _ in range(WINDOWS):
-        sync()
-        start = time.perf_counter()
-        for _ in range(CALLS):
-            fn()
-        samples.append((time.perf_counter() - start) / CALLS * 1e6)
+    samples = [window_us(fn, sync) for _ in range(WINDOWS)]
     sync()
     return round(statistics.median(samples), 3)
 
@@ -60,19 +63,10 @@ def per_call_us(fn, sync=lambda: None):
 def paired_us(first, second, sync):
     """Medians of `first`, `second` and of their difference per pair of windows, each window
     right after the other's, so that both see the same state of a noisy machine (us per call)."""
-    a, b, gap = [], [], []
-    for _ in range(WINDOWS):
-        times = []
-        for fn in (first, second):
-            sync()
-            start = time.perf_counter()
-            for _ in range(CALLS):
-                fn()
-            times.append((time.perf_counter() - start) / CALLS * 1e6)
-        a.append(times[0])
-        b.append(times[1])
-        gap.append(times[1] - times[0])
+    pairs = [(window_us(first, sync), window_us(second, sync)) for _ in range(WINDOWS)]
     sync()
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    gap = [y - x for x, y in pairs]
     return tuple(round(statistics.median(v), 3) for v in (a, b, gap))
 
 

@@ -55,12 +55,17 @@ _torch_dtype_codes = {}
 _torch_stream = None
 
 
-def _from_torch(x, name):
+def _load_torch_tables(torch):
+    """The dtype table and current-stream function both torch paths read, made once."""
     global _torch_dtype_codes, _torch_stream
+    if not _torch_stream:
+        _torch_dtype_codes, _torch_stream = _torch_codes(torch), torch._C._cuda_getCurrentRawStream
+
+
+def _from_torch(x, name):
     code = _torch_dtype_codes.get(x.dtype)
     if code is None and not _torch_stream:
-        torch = sys.modules["torch"]
-        _torch_dtype_codes, _torch_stream = _torch_codes(torch), torch._C._cuda_getCurrentRawStream
+        _load_torch_tables(sys.modules["torch"])
         code = _torch_dtype_codes.get(x.dtype)
     if not x.is_cuda:
         raise errors.ArgumentTypeError("%s: a CUDA tensor is needed, this one is on %s" % (name, x.device))
@@ -80,10 +85,10 @@ def torch_fast_run():
     if torch is None or _fastcall is None or not hasattr(_fastcall, "torch_run"):
         return None
     if not _torch_fast_ready:
-        raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw_stream is None:
+        if getattr(torch._C, "_cuda_getCurrentRawStream", None) is None:
             return None
-        _fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _torch_codes(torch), raw_stream)
+        _load_torch_tables(torch)
+        _fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _torch_dtype_codes, _torch_stream)
         _torch_fast_ready = True
     return _fastcall.torch_run
 
