@@ -158,7 +158,9 @@ run_procs() {
 run_sanitize() {
   local tool filter="OneShotLinesGpu.*:RankCommunicatorOneRank.*:SmCopyGpu.BulkKernelWithinOneGpu"
   filter="$filter:TransferGpu.SameDeviceHostAndZeroBytes"
-  [ "$n" -gt 1 ] && filter="$filter:CommunicatorGpu.*:PeerCheckGpu.*:TransferGpu.*"
+  # The communicator's, the check's and the copies' tests with 2+ GPUs, but for the one that
+  # provokes cudaErrorPeerAccessAlreadyEnabled on purpose: memcheck counts that API error.
+  [ "$n" -gt 1 ] && filter="$filter:CommunicatorGpu.*:PeerCheckGpu.*:TransferGpu.*-PeerCheckGpu.EnablingTwiceIsNotAnError"
   for tool in memcheck racecheck synccheck; do
     STEP_TIMEOUT=${STEP_TIMEOUT:-300} step "sanitize-$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$build/tests/gpupeer_gpu_tests" --gtest_filter="${SANITIZE_FILTER:-$filter}"

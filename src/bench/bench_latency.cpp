@@ -90,6 +90,7 @@ Result<Stats> measurePingPong(const BenchOptions& o, int a, int b) {
   for (int i = 0; i < o.samples + 1; ++i) {  // the first run is the warm-up
     GPUPEER_CUDA_CHECK(a, cudaSetDevice(a));
     GPUPEER_CUDA_CHECK(a, cudaMemset(flagA.get(), 0, 256));
+    GPUPEER_CUDA_CHECK(a, cudaDeviceSynchronize());  // the kernels run on non-blocking streams
     GPUPEER_CUDA_CHECK(b, cudaSetDevice(b));
     GPUPEER_CUDA_CHECK(b, cudaMemset(flagB.get(), 0, 256));
     GPUPEER_CUDA_CHECK(b, cudaDeviceSynchronize());

@@ -500,6 +500,9 @@ Status Communicator::checkBarriers() {
     GPUPEER_CUDA_CHECK(d, cudaMemcpy(&error, impl_->counters(r) + 2, sizeof error, cudaMemcpyDeviceToHost));
     if (error) {
       GPUPEER_CUDA_CHECK(d, cudaMemset(impl_->counters(r) + 2, 0, sizeof error));
+      // Cleared before this returns: the legacy stream's memset is not ordered before the next
+      // collective on a non-blocking stream. Only the legacy stream is awaited, not the held one.
+      GPUPEER_CUDA_CHECK(d, cudaStreamSynchronize(cudaStreamLegacy));
       return GPUPEER_ERROR(ErrorCode::kTimeout,
                            fmt::format("rank {} (GPU{}) waited more than 10 s at a barrier for rank {} (GPU{})", r, d,
                                        error - 1, impl_->devices[error - 1]))

@@ -40,6 +40,9 @@ Status RankSignals::create(const std::vector<int>& devices, int flagsPerSender, 
       const std::size_t bytes = sizeof(std::uint32_t) * n * flags_;
       GPUPEER_RETURN_IF_ERROR(words_[r].allocate(devices[r], bytes));
       GPUPEER_CUDA_CHECK(devices[r], cudaMemset(words_[r].get(), 0, bytes));
+      // cudaMemset runs on the legacy stream, which the callers' non-blocking streams do not
+      // wait for: the zeros must land before the first signal is written or awaited.
+      GPUPEER_CUDA_CHECK(devices[r], cudaDeviceSynchronize());
     }
   } else {
     events_.resize(n);

@@ -1,6 +1,8 @@
 // The one-shot kernel's regular variant (pieces of any size up to a scratch slot): data in the
 // peers' scratch slots, a flag per block, step and sender. The low-latency variant for small
 // pieces is in one_shot_lines.cu.
+#include <cuda/atomic>
+
 #include <algorithm>
 #include <type_traits>
 
@@ -117,8 +119,12 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   const std::uint32_t steps = static_cast<std::uint32_t>(std::max<std::size_t>((e - b + stepUnits - 1) / stepUnits, 1));
   const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
   const int me = a.rank, n = a.ranks;
-  __shared__ std::uint32_t pushed;  // steps whose input this block's pushers have read
-  __shared__ bool failed;           // a peer timed out: stop waiting for it step after step
+  // Steps whose input this block's pushers have read. The in-place finisher overwrites that
+  // input, so it reads the count with acquire after the pushers' thread 0 stored it with release
+  // (their reads ordered before the store by their role barrier): no __syncthreads between roles.
+  __shared__ std::uint32_t pushed;
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> pushedSteps(pushed);
+  __shared__ bool failed;  // a peer timed out: stop waiting for it step after step
   if (threadIdx.x == 0) {
     pushed = 0;
     failed = false;
@@ -131,7 +137,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
       push<T, U>(a, sb, se, parity, t);
       if (last && kVectors && s + 1 == steps) push<T, T>(a, tail, a.len, parity, t);
       roleBarrier(1);
-      if (t == 0) *static_cast<volatile std::uint32_t*>(&pushed) = s + 1;
+      if (t == 0) pushedSteps.store(s + 1, cuda::memory_order_release);
       // Every peer hears every step, data or not (the parity argument above). The fence makes
       // the role's stores (ordered before it by the barrier) visible before the flag.
       if (t < n && t != me) {
@@ -147,7 +153,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
       const std::size_t sb = b + s * stepUnits, se = min(e, sb + stepUnits);
       if (t == me) {
         // In place, this step's output overwrites the input the pushers read.
-        while (*static_cast<volatile std::uint32_t*>(&pushed) <= s) {
+        while (pushedSteps.load(cuda::memory_order_acquire) <= s) {
         }
       } else if (t < n && !*static_cast<volatile bool*>(&failed)) {
         if (!awaitFlag(a, a.flags[me] + blockIdx.x * kMaxCommRanks + t, mark + s + 1, t))

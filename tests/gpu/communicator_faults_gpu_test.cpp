@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collective_gpu_support.hpp"
+#include "gpu_memory_support.hpp"
 #include "gpu_test_support.hpp"
 
 namespace gpupeer {
@@ -41,13 +42,6 @@ MemoryInfo memoryOf(int device) {
   cudaDeviceSynchronize();
   cudaMemGetInfo(&m.freeBytes, &m.totalBytes);
   return m;
-}
-
-// Free bytes of each GPU in `devices`.
-std::vector<std::size_t> freeMemory(const std::vector<int>& devices) {
-  std::vector<std::size_t> out;
-  for (int d : devices) out.push_back(memoryOf(d).freeBytes);
-  return out;
 }
 
 // Contexts, peer mappings and modules made once, so that later free-memory readings compare
@@ -97,7 +91,7 @@ TEST(CommunicatorFaults, PeerThatNeverArrivesIsNamedAndTheCommunicatorRecovers) 
 TEST(CommunicatorFaults, ScratchLargerThanTheGpuIsAClearErrorAndLeaksNothing) {
   GPUPEER_REQUIRE_GPUS(2);
   warmUp();
-  std::vector<std::size_t> before = freeMemory({0, 1});
+  std::vector<std::size_t> before = testing::settledFreeBytes({0, 1});
   CommunicatorOptions huge;
   // Two senders' slots: twice the GPU's memory.
   huge.ceSlotBytes = (memoryOf(0).totalBytes / 4096 + 1) * 4096;
@@ -105,7 +99,7 @@ TEST(CommunicatorFaults, ScratchLargerThanTheGpuIsAClearErrorAndLeaksNothing) {
   ASSERT_FALSE(comm.isOk());
   EXPECT_EQ(comm.status().code(), ErrorCode::kCuda) << comm.status().toString();
   EXPECT_NE(comm.status().message().find("cannot allocate"), std::string::npos) << comm.status().message();
-  EXPECT_EQ(freeMemory({0, 1}), before) << "create() left memory allocated";
+  EXPECT_EQ(testing::settledFreeBytes({0, 1}), before) << "create() left memory allocated";
 }
 
 TEST(CommunicatorFaults, AllocationFailingOnTheSecondGpuLeaksNothingOnTheFirst) {
@@ -114,11 +108,11 @@ TEST(CommunicatorFaults, AllocationFailingOnTheSecondGpuLeaksNothingOnTheFirst) 
   // GPU1 filled but for 64 MiB: rank 0 gets all of its scratch, rank 1 runs out part way.
   DeviceBuffer hog;
   ASSERT_TRUE(hog.allocate(1, memoryOf(1).freeBytes - (64u << 20)).isOk());
-  std::vector<std::size_t> before = freeMemory({0, 1});
+  std::vector<std::size_t> before = testing::settledFreeBytes({0, 1});
   auto comm = Communicator::create({0, 1});
   ASSERT_FALSE(comm.isOk()) << "create() fit in 64 MiB of GPU1";
   EXPECT_NE(comm.status().message().find("cannot allocate"), std::string::npos) << comm.status().toString();
-  EXPECT_EQ(freeMemory({0, 1}), before) << "create() left memory allocated";
+  EXPECT_EQ(testing::settledFreeBytes({0, 1}), before) << "create() left memory allocated";
   hog.release();
   auto after = Communicator::create({0, 1});
   EXPECT_TRUE(after.isOk()) << after.status().toString();

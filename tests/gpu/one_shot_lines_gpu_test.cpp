@@ -11,6 +11,7 @@
 
 #include "cuda/device_memory.hpp"
 #include "cuda/one_shot_kernels.cuh"
+#include "gpu_memory_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/collective_types.hpp"
@@ -35,7 +36,7 @@ struct OneGpuRanks {
       EXPECT_TRUE(lines128[r].allocate(0, 2 * kRanks * kLine128Slot).isOk());
       EXPECT_TRUE(counters[r].allocate(0, 4 * sizeof(std::uint32_t)).isOk());
       for (DeviceBuffer* b : {&lines[r], &lines128[r], &counters[r]})
-        EXPECT_EQ(cudaMemset(b->get(), 0, b->size()), cudaSuccess);
+        EXPECT_EQ(testing::clearOnDevice(0, b->get(), b->size()), cudaSuccess);
       EXPECT_EQ(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking), cudaSuccess);
     }
   }
@@ -61,7 +62,7 @@ void runAndCheck(OneGpuRanks& g, Variant variant, CollOp op, DataType type, RedO
   for (int r = 0; r < kRanks; ++r) {
     inputs.push_back(knownAnswerInput(type, seed * kRanks + r, inElems));
     ASSERT_EQ(cudaMemcpy(g.in[r].get(), inputs[r].data(), inElems * es, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemset(g.out[r].get(), 0xA5, outElems * es), cudaSuccess);
+    ASSERT_EQ(testing::clearOnDevice(0, g.out[r].get(), outElems * es, 0xA5), cudaSuccess);
   }
   for (const auto& v : inputs) inputPointers.push_back(v.data());
   for (int r = 0; r < kRanks; ++r) {

@@ -42,6 +42,7 @@ TEST(PeerCheckGpu, EnablingTwiceIsNotAnError) {
   PeerAccess fresh;
   EXPECT_TRUE(fresh.enable(1, 0).isOk());
   EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the already-enabled error was left pending";
+  cudaSetDevice(0);  // as the tests after this one expect
 }
 
 TEST(PeerCheckGpu, OneDeviceIsNotApplicable) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cuda/device_memory.hpp"
+#include "gpu_memory_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpupeer/rank_communicator.hpp"
 
@@ -195,7 +196,9 @@ TEST(RankCommunicatorOneRank, EveryOperationIsALocalCopy) {
   GPUPEER_REQUIRE_GPUS(1);
   Result<UniqueId> id = makeUniqueId();
   ASSERT_TRUE(id.isOk());
-  auto comm = RankCommunicator::init(1, id.value(), 0);
+  RankCommOptions onGpu0;
+  onGpu0.device = 0;  // not the calling thread's current device, which an earlier test may have set
+  auto comm = RankCommunicator::init(1, id.value(), 0, onGpu0);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   DeviceBuffer a, b;
   ASSERT_TRUE(a.allocate(0, 4096).isOk());
@@ -204,7 +207,8 @@ TEST(RankCommunicatorOneRank, EveryOperationIsALocalCopy) {
   for (int i = 0; i < 1000; ++i) in[i] = i * 0.5f;
   ASSERT_EQ(cudaMemcpy(a.get(), in.data(), 4000, cudaMemcpyHostToDevice), cudaSuccess);
   RankCommunicator& c = *comm.value();
-  ASSERT_TRUE(c.allReduce(a.get(), b.get(), 1000, DataType::kFloat32, RedOp::kAvg, nullptr).isOk());
+  Status reduced = c.allReduce(a.get(), b.get(), 1000, DataType::kFloat32, RedOp::kAvg, nullptr);
+  ASSERT_TRUE(reduced.isOk()) << reduced.toString();
   ASSERT_EQ(cudaMemcpy(got.data(), b.get(), 4000, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(got, in);
   ASSERT_TRUE(c.groupStart().isOk());
@@ -238,12 +242,6 @@ std::vector<Result<std::unique_ptr<RankCommunicator>>> initThreads(int n, const 
   std::vector<Result<std::unique_ptr<RankCommunicator>>> out;
   for (auto& f : ranks) out.push_back(f.get());
   return out;
-}
-
-std::size_t freeBytes() {
-  std::size_t free = 0, total = 0;
-  cudaMemGetInfo(&free, &total);
-  return free;
 }
 
 // Two ranks as threads on GPU 0 with a bound of timeoutMs, a stream and a 1000-float buffer
@@ -298,7 +296,7 @@ TEST(RankCommunicatorFaults, ScratchThatDoesNotFitIsAClearErrorAndLeaksNothing) 
     auto warm = initThreads(2, options, [](int, RankCommOptions o) { return o; });
     for (auto& r : warm) ASSERT_TRUE(r.isOk()) << r.status().toString();
   }
-  const std::size_t before = freeBytes();
+  const std::size_t before = testing::settledFreeBytes(0);
   // Each rank's scratch and its alignment staging take 2 x 2 slots: slots of a sixth of the
   // free memory let the first rank's scratch fit and fail later allocations, in the middle of
   // start-up, on both ranks.
@@ -311,7 +309,7 @@ TEST(RankCommunicatorFaults, ScratchThatDoesNotFitIsAClearErrorAndLeaksNothing) 
     EXPECT_NE(ranks[r].status().message().find("cannot allocate"), std::string::npos) << ranks[r].status().toString();
   }
   ranks.clear();
-  EXPECT_EQ(freeBytes(), before) << "GPU memory before and after a failed start-up";
+  EXPECT_EQ(testing::settledFreeBytes(0), before) << "GPU memory before and after a failed start-up";
 }
 
 TEST(RankCommunicatorFaults, ThreadsOfOneProcessShareACommunicatorAndForeignBuffersAreRefused) {

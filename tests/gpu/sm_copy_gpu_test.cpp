@@ -7,6 +7,7 @@
 #include "cuda/copy_kernels.cuh"
 #include "cuda/device_memory.hpp"
 #include "cuda/device_pattern.hpp"
+#include "gpu_memory_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpupeer/pattern.hpp"
 #include "gpupeer/peer_access.hpp"
@@ -29,8 +30,7 @@ void copyAndVerify(int src, int dst, SmCopyKernel kernel, const Shape& shape) {
   std::vector<std::uint8_t> host(shape.bytes);
   fillPattern(host.data(), host.size(), seed);
   ASSERT_EQ(cudaMemcpy(from.bytes() + shape.srcOffset, host.data(), shape.bytes, cudaMemcpyHostToDevice), cudaSuccess);
-  cudaSetDevice(dst);
-  ASSERT_EQ(cudaMemset(to.get(), 0, to.size()), cudaSuccess);
+  ASSERT_EQ(testing::clearOnDevice(dst, to.get(), to.size()), cudaSuccess);
   cudaSetDevice(src);  // the writer runs on the source
   ASSERT_EQ(launchSmCopy(to.bytes() + shape.dstOffset, from.bytes() + shape.srcOffset, shape.bytes, nullptr, 0, kernel),
             cudaSuccess);

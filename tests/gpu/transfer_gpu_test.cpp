@@ -7,6 +7,7 @@
 
 #include "cuda/device_memory.hpp"
 #include "cuda/device_pattern.hpp"
+#include "gpu_memory_support.hpp"
 #include "gpu_test_support.hpp"
 #include "gpupeer/pattern.hpp"
 #include "gpupeer/transfer.hpp"
@@ -54,8 +55,7 @@ TEST(TransferGpu, EveryPathDeliversEveryByte) {
         ASSERT_TRUE(to.allocate(dst, c.bytes + c.dstOffset).isOk());
         std::uint64_t seed = transferSeed(src, dst, c.bytes + static_cast<int>(path));
         fill(src, from.bytes() + c.srcOffset, c.bytes, seed);
-        cudaSetDevice(dst);
-        cudaMemset(to.get(), 0, to.size());
+        ASSERT_EQ(testing::clearOnDevice(dst, to.get(), to.size()), cudaSuccess);
         Stream stream;
         ASSERT_TRUE(stream.create(dst).isOk());
         PathChoice taken;
@@ -83,8 +83,7 @@ TEST(TransferGpu, PastFourGigabytes) {
   fill(0, from.get(), bytes, 77);
   for (Path path : {Path::kCopyEngine, Path::kStaged}) {
     SCOPED_TRACE(pathName(path));
-    cudaSetDevice(1);
-    cudaMemset(to.get(), 0, bytes);
+    ASSERT_EQ(testing::clearOnDevice(1, to.get(), bytes), cudaSuccess);
     ASSERT_TRUE(engine->copy({to.get(), 1, from.get(), 0, bytes}, nullptr, path).isOk());
     cudaSetDevice(1);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -153,10 +152,8 @@ TEST(TransferGpu, BatchOfSmallScatteredCopies) {
   for (auto* b : {&from1, &to1}) ASSERT_TRUE(b->allocate(1, n * piece * 2).isOk());
   fill(0, from0.get(), n * piece * 2, 11);
   fill(1, from1.get(), n * piece * 2, 12);
-  cudaSetDevice(0);
-  cudaMemset(to0.get(), 0, to0.size());
-  cudaSetDevice(1);
-  cudaMemset(to1.get(), 0, to1.size());
+  ASSERT_EQ(testing::clearOnDevice(0, to0.get(), to0.size()), cudaSuccess);
+  ASSERT_EQ(testing::clearOnDevice(1, to1.get(), to1.size()), cudaSuccess);
   // Scattered: copy i takes source piece i and lands in slot (7i mod n) of the destination,
   // every other piece left untouched; some pieces are 1 to 15 bytes shorter.
   std::vector<CopyRequest> requests;
@@ -194,16 +191,14 @@ TEST(TransferGpu, CapturedInAGraph) {
   ASSERT_TRUE(from.allocate(0, bytes).isOk());
   ASSERT_TRUE(to.allocate(1, 3 * bytes).isOk());
   fill(0, from.get(), bytes, 21);
-  cudaSetDevice(1);
-  cudaMemset(to.get(), 0, to.size());
+  ASSERT_EQ(testing::clearOnDevice(1, to.get(), to.size()), cudaSuccess);
   Stream stream;
   ASSERT_TRUE(stream.create(0).isOk());
   // Warm up each path once outside the capture: staging buffers and streams are made then.
   for (Path p : {Path::kCopyEngine, Path::kKernel, Path::kStaged})
     ASSERT_TRUE(engine->copy({to.get(), 1, from.get(), 0, 16}, stream.get(), p).isOk());
   ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
-  cudaSetDevice(1);
-  cudaMemset(to.get(), 0, to.size());
+  ASSERT_EQ(testing::clearOnDevice(1, to.get(), to.size()), cudaSuccess);
   cudaSetDevice(0);
   ASSERT_EQ(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
   int slot = 0;
