@@ -75,8 +75,12 @@ def coll_tables(run, records):
     return out
 
 
+OUTCOME_UNITS = ("tests", "errors")  # test runs' outcomes: no figure of speed, no baseline
+
+
 def bench_table(run, records):
-    rows = [r for r in records if "op" not in r]  # bench testcases and the micro-benchmarks
+    # bench testcases and the micro-benchmarks
+    rows = [r for r in records if "op" not in r and r["unit"] not in OUTCOME_UNITS]
     if not rows:
         return []
     out = [f"#### {run}\n", "| testcase, pair | value | baseline | ratio | log |", "| --- | --- | --- | --- | --- |"]
@@ -86,6 +90,15 @@ def bench_table(run, records):
         metric = r["metric"][6:] if r["metric"].startswith("bench ") else r["metric"]
         out.append(f"| {metric} | {r['value']} {r['unit']} | {base} | "
                    f"{better if r['baseline_value'] else '-'} | [{r['log']}]({run}/{r['log']}) |")
+    return out + [""]
+
+
+def outcome_table(run, records):
+    rows = [r for r in records if r["unit"] in OUTCOME_UNITS]
+    if not rows:
+        return []
+    out = [f"#### {run}\n", "| log | outcome | value |", "| --- | --- | --- |"]
+    out += [f"| [{r['log']}]({run}/{r['log']}) | {r['metric']} | {r['value']} |" for r in rows]
     return out + [""]
 
 
@@ -118,6 +131,10 @@ def render():
         if bench:
             out += ["### Bandwidth, latency and host costs (`gpupeer bench`: median per pair; micro-benchmarks)", ""]
             out += bench
+        outcomes = [line for name, _, records in runs for line in outcome_table(f"results/{machine}/{name}", records)]
+        if outcomes:
+            out += ["### Test runs (googletest and ctest: tests passed or failed; compute-sanitizer: errors)", ""]
+            out += outcomes
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -10,8 +10,9 @@ build was made from, one line saying what the run measured; optionally the machi
 the parent folder's, and the date and GPUs where machine.txt is missing). What is read:
 `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
 baseline), `gpupeer bench` (one record per pair: the median), the micro-benchmarks'
-launch_cost and ce_sm_mix, and the JSON lines of scripts/explain_speed.sh and
-bench/micro/python_binding_cost.py. Other logs are kept beside the results but not parsed.
+launch_cost and ce_sm_mix, the JSON lines of scripts/explain_speed.sh and
+bench/micro/python_binding_cost.py, and test runs' outcomes (googletest's and ctest's counts of
+tests passed and failed, compute-sanitizer's error counts). Other logs are kept beside the results but not parsed.
 Debian's python3 only.
 """
 import json
@@ -29,6 +30,11 @@ BENCH_BASELINE = {"staged": "ce_no_p2p", "staged_bidir": "ce_no_p2p"}
 # The micro-benchmarks' rows (bench/micro): a name, two or more spaces, one or two numbers.
 MICRO_ROW = re.compile(r"^(\S.*?)\s{2,}([\d.]+)(?:\s+([\d.]+))?$")
 MICRO_SIZE = re.compile(r"^(\d+) MiB per direction")
+# Outcomes of test runs: googletest's and ctest's summaries, compute-sanitizer's.
+GTEST_SUMMARY = re.compile(r"^\[  (PASSED|FAILED)  \] (\d+) tests?(?:\.|, listed below)")
+CTEST_SUMMARY = re.compile(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)")
+SANITIZER_SUMMARY = re.compile(r"^========= (?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?)")
+SANITIZER_TOOL = re.compile(r"--tool[ =](\w+)")
 
 
 def machine_facts(run_dir):
@@ -134,10 +140,35 @@ def parse_log(path):
         if m:
             bench, coll = (m.group(1), m.group(2)), None
             continue
+        outcome = outcome_record(command, line)
+        if outcome:
+            records.append(outcome)
+            continue
         m = BENCH_PAIR.match(line) if bench else None
         if m:
             bench_rows.append((command, bench[0], bench[1], m.group(1), m.group(2), float(m.group(3))))
     return records + bench_records(bench_rows) + json_line_records(objects)
+
+
+def outcome_record(command, line):
+    """A test run's outcome as a record: tests passed or failed (googletest, ctest), errors
+    compute-sanitizer reported. None where the line is no such summary."""
+    m = GTEST_SUMMARY.match(line)
+    if m:
+        return {"command": command, "metric": f"gtest {m.group(1).lower()}", "value": int(m.group(2)), "unit": "tests",
+                "baseline": None, "baseline_value": None}
+    m = CTEST_SUMMARY.match(line)
+    if m:
+        failed, total = int(m.group(1)), int(m.group(2))
+        return {"command": command, "metric": "ctest passed", "value": total - failed, "unit": "tests",
+                "failed": failed, "total": total, "baseline": None, "baseline_value": None}
+    m = SANITIZER_SUMMARY.match(line)
+    if m:
+        tool = SANITIZER_TOOL.search(command or "")
+        errors = m.group(1) if m.group(1) is not None else m.group(2)
+        return {"command": command, "metric": f"compute-sanitizer {tool.group(1) if tool else 'memcheck'} errors",
+                "value": int(errors), "unit": "errors", "baseline": None, "baseline_value": None}
+    return None
 
 
 def json_line_records(objects):

@@ -84,6 +84,27 @@ class JsonLines(unittest.TestCase):
                           ("explain benign log throughput", 210.0, 60.0)])
 
 
+class Outcomes(unittest.TestCase):
+    def test_sanitizer_errors_by_tool_and_tests_passed(self):
+        run = "2026-11-25-compute-sanitizer"
+        recs = results_from_log.parse_log(log("h100x2", run, "sanitize-racecheck.log"))
+        self.assertEqual([(r["metric"], r["value"]) for r in recs],
+                         [("gtest passed", 16), ("compute-sanitizer racecheck errors", 832)])
+        recs = results_from_log.parse_log(log("h100x2", run, "sanitize-memcheck.log"))
+        self.assertEqual([(r["metric"], r["value"]) for r in recs],
+                         [("gtest passed", 16), ("compute-sanitizer memcheck errors", 0)])
+
+    def test_ctest_and_gtest_failures(self):
+        lines = ["ctest -L gpu", "98% tests passed, 2 tests failed out of 80", "build/tests/gpupeer_gpu_tests",
+                 "[  PASSED  ] 3 tests.", "[  FAILED  ] 1 test, listed below:", "[  FAILED  ] Suite.Name (8 ms)"]
+        recs = [results_from_log.outcome_record(cmd, line) for cmd, line in
+                [(lines[0], lines[1]), (lines[2], lines[3]), (lines[2], lines[4]), (lines[2], lines[5])]]
+        self.assertEqual(recs[0], {"command": "ctest -L gpu", "metric": "ctest passed", "value": 78, "unit": "tests",
+                                   "failed": 2, "total": 80, "baseline": None, "baseline_value": None})
+        self.assertEqual([(r["metric"], r["value"]) for r in recs[1:3]], [("gtest passed", 3), ("gtest failed", 1)])
+        self.assertIsNone(recs[3])
+
+
 class Pages(unittest.TestCase):
     def test_machine_facts(self):
         facts = results_from_log.machine_facts(os.path.join(RESULTS, "h200x4", "2026-11-22-collectives"))
