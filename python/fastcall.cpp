@@ -6,8 +6,11 @@
 //
 // torch_run reads a torch tensor's pointer, size, type and device and torch's current stream
 // here rather than in Python: on the GPU machine's CPython 3.12 those reads cost ~2 us per call
-// from Python. It takes only calls whose every argument is fine and answers None for anything
-// else, so that the Python path, the one place that words the errors, checks it again.
+// from Python. It reads them through torch's Python methods, so it works with any torch;
+// torchcall.cpp reads at::Tensor itself where it was built against the torch in the process.
+// Both take only calls whose every argument is fine and answer None for anything else
+// (tensor_call.hpp), so that the Python path, the one place that words the errors, checks it
+// again.
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
 #include <dlfcn.h>
@@ -15,14 +18,14 @@
 #include <cstddef>
 #include <initializer_list>
 
+#include "tensor_call.hpp"
+
 namespace {
 
-// The signature shared by gpupeer_rank_comm_run and gpupeer_comm_run (c_api.h).
-using RunFunction = int (*)(void*, int, const void*, void*, std::size_t, int, int, int, void*, void*);
-
-void* asPointer(PyObject* value) { return value == Py_None ? nullptr : PyLong_AsVoidPtr(value); }
-
-int asInt(PyObject* value) { return static_cast<int>(PyLong_AsLong(value)); }
+using gpupeer_python::asInt;
+using gpupeer_python::asPointer;
+using gpupeer_python::RunFunction;
+using gpupeer_python::TensorArgs;
 
 /// run10(function_address, comm, op, send, recv, count, type, redop, root, stream, error) -> int
 PyObject* run10(PyObject*, PyObject* const* args, Py_ssize_t count) {
@@ -101,14 +104,6 @@ PyObject* setupTorch(PyObject*, PyObject* const* args, Py_ssize_t count) {
   Py_RETURN_NONE;
 }
 
-/// A tensor as the C API takes it.
-struct Tensor {
-  void* ptr = nullptr;
-  long long count = 0;
-  int type = -1;
-  int device = -1;
-};
-
 /// `function(argument)` as a new reference (null: failed).
 PyObject* callWith(PyObject* function, PyObject* argument) {
   if (torch.vectorcall) return torch.vectorcall(function, &argument, 1, nullptr);
@@ -130,7 +125,7 @@ bool isTakenType(PyObject* x) {
 /// (and any error, which is cleared) is false: the Python path then says what is wrong. Whether
 /// it is CUDA memory is not read here (get_device() is -1 on the host, which no communicator
 /// drives): the library checks every pointer's attributes before anything is enqueued.
-bool readTensor(PyObject* x, Tensor* out) {
+bool readTensor(PyObject* x, TensorArgs* out) {
   if (!torch.tensorTypes || !isTakenType(x)) return false;
   bool ok = false;
   PyObject *dtype = nullptr, *contiguous = nullptr, *ptr = nullptr, *count = nullptr, *device = nullptr;
@@ -152,60 +147,25 @@ bool readTensor(PyObject* x, Tensor* out) {
   return ok;
 }
 
-// c_api.h's operation numbers, as python/gpupeer/_ops.py has them.
-enum Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll };
+/// torch._C._cuda_getCurrentRawStream(device): the handle of torch's current stream there.
+bool currentStream(int, PyObject* device, void** handle) {
+  PyObject* raw = callWith(torch.rawStream, device);
+  if (!raw) return false;
+  *handle = PyLong_AsVoidPtr(raw);
+  Py_DECREF(raw);
+  return !PyErr_Occurred();
+}
 
-/// torch_run(state, op, tensor, out, redop, root) -> the C function's return code, or None
-/// where the Python path must take the call. state: (function_address, comm, device, ranks,
-/// error), one tuple per communicator (a functools.partial of five more arguments would copy
-/// ten into a heap array on every call). The counts follow _ops.counts: all-gather's output
-/// holds ranks x the input, reduce-scatter's and all-to-all's input splits into `ranks`
-/// chunks; out=None is in place where that exists.
+/// torch_run(state, op, tensor, out, redop, root): tensor_call.hpp's runOnTensors, the tensors
+/// read through torch's methods and the stream from torch._C._cuda_getCurrentRawStream.
 PyObject* torchRun(PyObject*, PyObject* const* args, Py_ssize_t count) {
-  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 5) {
-    PyErr_SetString(PyExc_TypeError, "torch_run(state: 5-tuple, op, tensor, out, redop, root)");
-    return nullptr;
-  }
-  PyObject* state = args[0];
-  auto function = reinterpret_cast<RunFunction>(asPointer(PyTuple_GetItem(state, 0)));
-  void* comm = asPointer(PyTuple_GetItem(state, 1));
-  PyObject* deviceObject = PyTuple_GetItem(state, 2);
-  int device = asInt(deviceObject), ranks = asInt(PyTuple_GetItem(state, 3));
-  void* error = asPointer(PyTuple_GetItem(state, 4));
-  int op = asInt(args[1]), redop = asInt(args[4]), root = asInt(args[5]);
-  PyObject *tensor = args[2], *output = args[3];
-  if (PyErr_Occurred()) return nullptr;
-  Tensor in, out;
-  if (!function || !comm || ranks < 1 || redop < 0 || !readTensor(tensor, &in) || in.device != device) Py_RETURN_NONE;
-  long long elements = in.count, outElements = in.count;
-  switch (op) {
-    case kAllReduce:
-    case kBroadcast:
-    case kReduce: break;
-    case kAllGather: outElements = in.count * ranks; break;
-    case kReduceScatter:
-    case kAllToAll:
-      if (in.count % ranks) Py_RETURN_NONE;
-      elements = in.count / ranks;
-      outElements = op == kReduceScatter ? elements : in.count;
-      break;
-    default: Py_RETURN_NONE;
-  }
-  void* recv = in.ptr;
-  if (output == Py_None) {
-    if (op != kAllReduce && op != kBroadcast && op != kReduce) Py_RETURN_NONE;
-  } else {
-    if (!readTensor(output, &out) || out.type != in.type || out.device != in.device || out.count != outElements)
-      Py_RETURN_NONE;
-    recv = out.ptr;
-  }
-  PyObject* stream = callWith(torch.rawStream, deviceObject);
-  if (!stream) return nullptr;
-  void* handle = PyLong_AsVoidPtr(stream);
-  Py_DECREF(stream);
-  if (PyErr_Occurred()) return nullptr;
-  return PyLong_FromLong(
-      function(comm, op, in.ptr, recv, static_cast<std::size_t>(elements), in.type, redop, root, handle, error));
+  return gpupeer_python::runOnTensors(args, count, readTensor, currentStream);
+}
+
+/// torch_run_many(state, op, tensors, outs, redop, root): tensor_call.hpp's runOnTensorLists,
+/// read the same way.
+PyObject* torchRunMany(PyObject*, PyObject* const* args, Py_ssize_t count) {
+  return gpupeer_python::runOnTensorLists(args, count, readTensor, currentStream);
 }
 
 PyMethodDef methods[] = {
@@ -215,6 +175,8 @@ PyMethodDef methods[] = {
      "Hands over the tensor types taken, the dtype codes and torch's current-stream function."},
     {"torch_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRun)), METH_FASTCALL,
      "An eager collective on torch tensors read here; None where Python must take the call."},
+    {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRunMany)),
+     METH_FASTCALL, "The same for one process's Communicator: a tensor per rank; None where Python must take it."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {

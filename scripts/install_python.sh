@@ -7,8 +7,9 @@
 # PREFIX defaults to the user site-packages of $PYTHON (default /usr/bin/python3, else python3).
 # --no-build copies a library built earlier (build/libgpupeer_c.so): for a machine where nothing
 # can be built but the build folder was carried, e.g. the GPU machine.
-# Installs PREFIX/gpupeer/{*.py, libgpupeer_c.so, libre2.so.N, _fastcall.abi3.so, kb/} and prints
-# how to import it.
+# Installs PREFIX/gpupeer/{*.py, libgpupeer_c.so, libre2.so.N, _fastcall.abi3.so, kb/}, and
+# _torchcall.<python>.so where $python has torch (python/build_torchcall.py), and prints how to
+# import it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_lib=1
@@ -32,6 +33,13 @@ if [ "$build_lib" = 1 ]; then
 fi
 lib="$build/libgpupeer_c.so"
 [ -f "$lib" ] || { echo "install_python: no $lib (build it, or drop --no-build)" >&2; exit 1; }
+# Where $python has torch (with its C++ headers and CUDA) and a C++ compiler: gpupeer._torchcall,
+# built against that torch, here even with --no-build (it cannot be carried from elsewhere).
+rm -f "$build"/_torchcall.*.so
+if "$python" -c 'import torch' 2>/dev/null; then
+  "$python" python/build_torchcall.py --out "$build" ||
+    echo "install_python: no gpupeer._torchcall (above): torch tensors are read through _fastcall"
+fi
 
 dest="$prefix/gpupeer"
 rm -rf "$dest"
@@ -39,6 +47,7 @@ mkdir -p "$dest/kb"
 cp python/gpupeer/*.py "$dest/"
 cp "$lib" "$build"/libre2.so.* "$dest/"  # RE2 beside it, found through RUNPATH $ORIGIN
 [ -f "$build/_fastcall.abi3.so" ] && cp "$build/_fastcall.abi3.so" "$dest/"  # else ctypes alone
+for f in "$build"/_torchcall.*.so; do [ -f "$f" ] && cp "$f" "$dest/"; done
 cp -r kb/. "$dest/kb/"
 echo "installed gpupeer into $dest ($(du -sh "$dest" | cut -f1))"
 if PYTHONPATH= "$python" -c "import sys; sys.exit(0 if '$prefix' in sys.path else 1)" 2>/dev/null; then

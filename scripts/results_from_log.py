@@ -190,6 +190,10 @@ def json_line_records(objects):
         if "rank_added" in o:
             out.append({"command": command, "metric": "python binding per eager all_reduce", "value": o["rank_added"],
                         "unit": "us", "baseline": "C API call", "baseline_value": o.get("rank_direct")})
+        if "comm_added" in o:
+            out.append({"command": command, "metric": "python binding per eager all_reduce, one process on 2 GPUs",
+                        "value": o["comm_added"], "unit": "us", "baseline": "C API call",
+                        "baseline_value": o.get("comm_direct")})
     return out
 
 

@@ -11,11 +11,15 @@ gpupeer_rank_comm_run that returns at once, on an array that exposes __cuda_arra
   fastcall_call   the same through gpupeer._fastcall (python/fastcall.cpp), where built
   binding         RankCommunicator.all_reduce(x) end to end: extraction, checks, stream, and
                   the call through _fastcall (binding_ctypes: through ctypes)
-With --gpu (PyTorch with CUDA): the same on real communicators, all-reduce of 8 bytes:
+With --gpu (PyTorch with CUDA): the same on real communicators, all-reduce of 8 bytes (rank_*: a
+one-rank RankCommunicator; comm_*: a two-GPU Communicator, a tensor per GPU, where there are two):
   direct        the C API call with arguments already extracted, the way the package calls it
                 (C++ call + fastcall_call)
-  python        comm.all_reduce(...) on torch tensors, current stream (the tensor read in C:
-                _fastcall.torch_run; python_path: read in Python, as without _fastcall)
+  python        comm.all_reduce(...) on torch tensors, current stream, the tensor read in C
+                (torch_call_path: _torchcall.torch_run, at::Tensor read in C++, where
+                python/build_torchcall.py built it for this torch; else _fastcall.torch_run);
+                fastcall: the same through _fastcall.torch_run (torch's methods called from C);
+                python_path: read in Python, as without either
   gap           median over pairs of adjacent windows of python - direct (paired: the machine's
                 noise hits both alike)
   added         gap + fastcall_call: what the binding costs beyond calling C++
@@ -39,6 +43,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import gpupeer  # noqa: E402
 from gpupeer import _lib, rank  # noqa: E402
+from gpupeer import _tensors as tensors  # noqa: E402
 
 WINDOWS, CALLS = 30, 200
 STUB = "int gpupeer_rank_comm_run(void* c, int op, const void* s, void* r, unsigned long n, int t, int o," \
@@ -124,6 +129,16 @@ def gpu_figures():
         solo.all_reduce(x)  # sets up the C path for torch tensors
         figures["rank_direct"], figures["rank_python"], figures["rank_gap"] = paired_us(
             direct, lambda: solo.all_reduce(x), sync)
+        figures["torch_call_path"] = tensors.torch_call_path
+        if tensors.torch_call_path == "_torchcall" and _lib._fastcall is not None:
+            # The same call with the tensor read through torch's methods (python/fastcall.cpp).
+            _lib._fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), tensors._torch_dtype_codes,
+                                       tensors._torch_stream)
+            run, rank._torch_run = rank._torch_run, _lib._fastcall.torch_run
+            figures["rank_fastcall"] = per_call_us(lambda: solo.all_reduce(x), sync)
+            rank._torch_run = run
+        else:
+            figures["torchcall_skipped"] = tensors.torch_call_skipped
         fast, solo._fast = solo._fast, False  # the tensor read in Python instead of C
         figures["rank_python_path"] = per_call_us(lambda: solo.all_reduce(x), sync)
         solo._fast = fast
@@ -142,9 +157,10 @@ def gpu_figures():
             torch.cuda.synchronize(0)
             torch.cuda.synchronize(1)
 
-        figures["comm_direct"] = per_call_us(
-            lambda: call(target, handle, 0, addresses[0], addresses[0], 2, 0, 0, 0, addresses[1], err), sync_both)
-        figures["comm_python"] = per_call_us(lambda: comm.all_reduce(xs), sync_both)
+        direct = lambda: call(target, handle, 0, addresses[0], addresses[0], 2, 0, 0, 0, addresses[1], err)  # noqa: E731
+        comm.all_reduce(xs)  # sets up the C path for torch tensors
+        figures["comm_direct"], figures["comm_python"], figures["comm_gap"] = paired_us(
+            direct, lambda: comm.all_reduce(xs), sync_both)
         comm.destroy()
     return figures
 

@@ -7,10 +7,12 @@ and a few attribute reads.
 """
 
 import ctypes
+import os
 import sys
 
 from . import errors
 from ._lib import _fastcall, lib
+from ._torch_build import torch_build_id
 
 # c_api.h's element types.
 FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT32, INT64, FLOAT8_E4M3, FLOAT8_E5M2 = range(10)
@@ -76,24 +78,67 @@ def _from_torch(x, name):
     return x.data_ptr(), x.numel(), code, x.get_device(), _torch_stream
 
 
-def torch_fast_run():
-    """gpupeer._fastcall.torch_run set up for the torch this process loaded (python/fastcall.cpp:
-    an eager call on torch tensors read in C), or None: torch is not loaded (yet), or _fastcall
-    or torch's raw current-stream function is missing."""
-    global _torch_fast_ready
+def torch_fast_module():
+    """The module that makes eager calls on torch tensors read in C, set up for the torch this
+    process loaded: gpupeer._torchcall (python/torchcall.cpp, at::Tensor read in C++) where it
+    was built for this very torch, else gpupeer._fastcall (python/fastcall.cpp, torch's methods
+    called from C). Both have torch_run (one tensor: RankCommunicator) and torch_run_many (a
+    tensor per rank: Communicator). None: torch is not loaded (yet), or neither module is
+    there, or torch's raw current-stream function is missing. torch_call_path says which."""
+    global _torch_fast_module, torch_call_path
     torch = sys.modules.get("torch")
-    if torch is None or _fastcall is None or not hasattr(_fastcall, "torch_run"):
+    if torch is None:
         return None
-    if not _torch_fast_ready:
+    if _torch_fast_module is None:
         if getattr(torch._C, "_cuda_getCurrentRawStream", None) is None:
             return None
         _load_torch_tables(torch)
-        _fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _torch_dtype_codes, _torch_stream)
-        _torch_fast_ready = True
-    return _fastcall.torch_run
+        torchcall = _load_torchcall(torch)
+        if torchcall is not None:
+            torchcall.setup(_torch_dtype_codes)
+            _torch_fast_module, torch_call_path = torchcall, "_torchcall"
+        elif _fastcall is not None and hasattr(_fastcall, "torch_run_many"):
+            _fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _torch_dtype_codes, _torch_stream)
+            _torch_fast_module, torch_call_path = _fastcall, "_fastcall"
+        else:
+            return None
+    return _torch_fast_module
 
 
-_torch_fast_ready = False
+_torch_fast_module = None
+torch_call_path = "python"  # or "_torchcall", "_fastcall": how torch tensors reach the C API
+
+
+def _load_torchcall(torch):
+    """gpupeer._torchcall from beside the library where python/build_torchcall.py built it for
+    this torch (its version and git revision), else None (torch_call_skipped says why)."""
+    global torch_call_skipped
+    import importlib.util
+    import sysconfig
+
+    path = os.path.join(os.path.dirname(lib.path), "_torchcall" + sysconfig.get_config_var("EXT_SUFFIX"))
+    if os.environ.get("GPUPEER_NO_TORCHCALL") or os.environ.get("GPUPEER_NO_FASTCALL"):
+        torch_call_skipped = "turned off by GPUPEER_NO_TORCHCALL or GPUPEER_NO_FASTCALL"
+        return None
+    if not os.path.isfile(path):
+        torch_call_skipped = "not built: python3 python/build_torchcall.py makes %s" % path
+        return None
+    try:
+        spec = importlib.util.spec_from_file_location("gpupeer._torchcall", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError as e:  # built against another torch whose symbols differ
+        torch_call_skipped = "%s does not import: %s" % (path, e)
+        return None
+    want = torch_build_id(torch)
+    if getattr(module, "torch_build", None) != want:
+        torch_call_skipped = "%s is built for torch %s, this is torch %s" % (path, getattr(module, "torch_build", "?"), want)
+        return None
+    torch_call_skipped = None
+    return module
+
+
+torch_call_skipped = "torch not loaded yet"
 
 
 def _pointer_device(ptr, name):

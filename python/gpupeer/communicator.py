@@ -12,6 +12,7 @@ from ._lib import lib
 from ._tensors import COUNT, DEVICE, DTYPE, PTR, buffer
 
 _call, _RUN = _lib.run_entry("gpupeer_comm_run")
+_torch_run_many = None  # torch_run_many of _tensors.torch_fast_module() once a communicator set it up
 
 
 class Communicator:
@@ -45,12 +46,36 @@ class Communicator:
     def __repr__(self):
         return "<gpupeer.Communicator on GPUs %s: %s>" % (self.devices, self.transport)
 
+    # What the eager call on torch tensors in C (_torch_run_many) needs of this communicator:
+    # None until its first call, False where it cannot be had.
+    _fast = None
+
+    def _torch_runner(self):
+        # Decided once per communicator, at its first call (as RankCommunicator's).
+        global _torch_run_many
+        module = tensors.torch_fast_module()
+        if module is None or not isinstance(_RUN, int) or not self._handle:
+            return False
+        _torch_run_many = module.torch_run_many
+        return (_RUN, self._handle, tuple(self.devices), self._err.address)
+
     def _per_rank(self, values, name):
         if not isinstance(values, (list, tuple)) or len(values) != self.world_size:
             raise errors.InvalidArgumentError("%s: a list with one entry per rank (%d)" % (name, self.world_size))
         return values
 
     def _collective(self, op, inputs, outputs, redop, root, streams):
+        # Torch tensors on the current streams go through C; what that declines (None) comes
+        # here, where every error is worded.
+        fast = self._fast
+        if fast is None:
+            fast = self._fast = self._torch_runner()
+        if fast and streams is None:
+            code = _torch_run_many(fast, op, inputs, outputs, redop, root)
+            if code is not None:
+                if code != 0:
+                    self._err.raise_for(code)
+                return inputs if outputs is None else outputs
         if not self._handle:
             raise errors.InvalidArgumentError("comm: this communicator was destroyed")
         inputs = self._per_rank(inputs, "tensors")
@@ -126,7 +151,7 @@ class Communicator:
             self._err.raise_for(code)
 
     def destroy(self):
-        handle, self._handle = self._handle, None
+        handle, self._handle, self._fast = self._handle, None, False
         if handle:
             lib.gpupeer_comm_destroy(handle)
 

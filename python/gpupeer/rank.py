@@ -12,7 +12,7 @@ from ._tensors import COUNT, CURRENT_STREAM, DEVICE, DTYPE, PTR, buffer
 UNIQUE_ID_BYTES = 128
 _REDOPS = _ops.REDOPS
 _call, _RUN = _lib.run_entry("gpupeer_rank_comm_run")
-_torch_run = None  # _fastcall.torch_run once a communicator set it up (RankCommunicator._fast)
+_torch_run = None  # torch_run of _tensors.torch_fast_module() once a communicator set it up (_fast)
 
 
 def _require(name):
@@ -128,10 +128,10 @@ class RankCommunicator:
         # Decided once per communicator, at its first call: one made before torch was imported
         # reads torch tensors in Python.
         global _torch_run
-        run = tensors.torch_fast_run()
-        if run is None or not isinstance(_RUN, int) or not self._handle:
+        module = tensors.torch_fast_module()
+        if module is None or not isinstance(_RUN, int) or not self._handle:
             return False
-        _torch_run = run
+        _torch_run = module.torch_run
         return (_RUN, self._handle, self.device, self.world_size, self._err.address)
 
     def _collective(self, op, tensor, out, redop, root, stream):

@@ -1,11 +1,10 @@
-"""The eager call on torch tensors read in C (python/fastcall.cpp's torch_run), against a stand-in
+"""The eager call on torch tensors read in C (python/fastcall.cpp's torch_run, and the checks it
+shares with python/torchcall.cpp in tensor_call.hpp), against a stand-in
 torch module and a C function that records what it was called with: every argument reaches C as
 the Python path would pass it, and every call it declines is answered by the Python path's
 error."""
 
 import ctypes
-import os
-import subprocess
 import sys
 import types
 
@@ -13,26 +12,12 @@ import pytest
 
 import gpupeer
 from fake_arrays import detached_rank_comm
-from gpupeer import _lib, _tensors, rank
+from recorder import address, build_recorder
+from gpupeer import _lib, _tensors, communicator, rank
 
 if _lib._fastcall is None or not hasattr(_lib._fastcall, "torch_run"):
     pytest.skip("gpupeer._fastcall is not built (CPython headers missing)", allow_module_level=True)
 
-RECORDER = r"""
-static long long seen[10];
-static int calls, answer;
-long long* recorded(void) { return seen; }
-int recorded_calls(void) { return calls; }
-void set_answer(int code) { answer = code; }
-int gpupeer_rank_comm_run(void* c, int op, const void* s, void* r, unsigned long n, int t, int o, int root, void* st,
-                          void* e) {
-  long long v[10] = {(long long)c, op, (long long)s, (long long)r, (long long)n, t, o, root, (long long)st,
-                     (long long)e};
-  for (int i = 0; i < 10; ++i) seen[i] = v[i];
-  ++calls;
-  return answer;
-}
-"""
 
 
 class Dtype:
@@ -79,19 +64,13 @@ FAKE_TORCH._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: S
 
 @pytest.fixture
 def recorder(tmp_path, monkeypatch):
-    source, library = tmp_path / "recorder.c", tmp_path / "librecorder.so"
-    source.write_text(RECORDER)
-    try:
-        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        pytest.skip("no C compiler for the recording function: %s" % e)
-    lib = ctypes.CDLL(str(library))
-    lib.recorded.restype = ctypes.POINTER(ctypes.c_longlong)
+    lib = build_recorder(tmp_path)
     monkeypatch.setitem(sys.modules, "torch", FAKE_TORCH)
-    monkeypatch.setattr(_tensors, "_torch_fast_ready", False)
+    monkeypatch.setattr(_tensors, "_torch_fast_module", None)
+    monkeypatch.setenv("GPUPEER_NO_TORCHCALL", "1")  # _fastcall's reader is the one under test here
     monkeypatch.setattr(_tensors, "_torch_dtype_codes", {})
     monkeypatch.setattr(_tensors, "_torch_stream", None)
-    monkeypatch.setattr(rank, "_RUN", ctypes.cast(lib.gpupeer_rank_comm_run, ctypes.c_void_p).value)
+    monkeypatch.setattr(rank, "_RUN", address(lib))
     monkeypatch.setattr(rank, "_call", _lib._fastcall.run10)
     yield lib
     _tensors._EXTRACTORS.pop(Tensor, None)
@@ -182,3 +161,74 @@ def test_setup_refuses_wrong_arguments():
         _lib._fastcall.torch_run(1, 2)
     with pytest.raises(TypeError, match="state: 5-tuple"):
         _lib._fastcall.torch_run((1, 2), 0, None, None, 0, 0)
+
+
+def live_multi_comm(recorder, monkeypatch, devices=(0, 1)):
+    """A one-process Communicator over the recorder's gpupeer_comm_run (made-up handle)."""
+    comm = object.__new__(gpupeer.Communicator)
+    comm._handle, comm._err = 0x1234, _lib.ErrorSlot()
+    comm.devices, comm.world_size, comm.transport = list(devices), len(devices), "none"
+    comm._send, comm._recv, comm._streams = [(ctypes.c_void_p * len(devices))() for _ in range(3)]
+    comm._addresses = [ctypes.addressof(a) for a in (comm._send, comm._recv, comm._streams)]
+    monkeypatch.setattr(communicator, "_RUN", address(recorder, "gpupeer_comm_run"))
+    monkeypatch.setattr(communicator, "_call", _lib._fastcall.run10)
+    recorder.set_list_ranks(len(devices))
+    LIVE.append(comm)
+    return comm
+
+
+def multi_call_of(recorder, ranks):
+    lists = recorder.recorded_lists()
+    arrays = [[lists[k * 8 + i] for i in range(ranks)] for k in range(3)]
+    scalars = call_of(recorder)
+    return [scalars[0], scalars[1], scalars[4], scalars[5], scalars[6], scalars[7], scalars[9]] + arrays
+
+
+def test_a_tensor_per_rank_reaches_c_as_the_python_path_passes_it(recorder, monkeypatch):
+    comm = live_multi_comm(recorder, monkeypatch, devices=(0, 1, 2))
+    xs = [Tensor(6, "float16", device=r, ptr=0x10000 * (r + 1)) for r in range(3)]
+    gathered = [Tensor(18, "float16", device=r, ptr=0x100000 * (r + 1)) for r in range(3)]
+    chunks = [Tensor(2, "float16", device=r, ptr=0x200000 * (r + 1)) for r in range(3)]
+    same = [Tensor(6, "float16", device=r, ptr=0x300000 * (r + 1)) for r in range(3)]
+    cases = [
+        lambda: comm.all_reduce(xs, op="max"),
+        lambda: comm.all_reduce(xs, same),
+        lambda: comm.all_gather(xs, gathered),
+        lambda: comm.reduce_scatter(xs, chunks, op="avg"),
+        lambda: comm.broadcast(xs, root=2),
+        lambda: comm.reduce(xs, [None, same[1], None], op="min", root=1),
+        lambda: comm.all_to_all(xs, same),
+        lambda: comm.send_recv(xs, same),
+    ]
+    for i, call in enumerate(cases):
+        comm._fast = None  # C, set up at the first call
+        fast_result = call()
+        assert comm._fast and recorder.recorded_calls() == 2 * i + 1, "case %d took the C path" % i
+        through_c = multi_call_of(recorder, 3)
+        comm._fast = False  # the Python path
+        assert call() == fast_result  # the same tensors (a list literal is made anew per call)
+        assert multi_call_of(recorder, 3) == through_c, "case %d" % i
+    assert through_c[-1] == [STREAM_BASE, STREAM_BASE + 1, STREAM_BASE + 2]
+
+
+def test_a_tensor_per_rank_that_c_declines_gets_the_python_paths_error(recorder, monkeypatch):
+    comm = live_multi_comm(recorder, monkeypatch)
+    xs = [Tensor(4, device=0), Tensor(4, device=1)]
+    cases = [
+        (lambda: comm.all_reduce([Tensor(4, device=0), Tensor(4, device=0)]), gpupeer.InvalidArgumentError,
+         r"tensors\[1\]: on GPU 0, rank 1 is GPU 1"),
+        (lambda: comm.all_reduce([Tensor(4, device=0), Tensor(5, device=1)]), gpupeer.InvalidArgumentError,
+         r"tensors\[1\]: 5 elements of float32, tensors\[0\] has 4"),
+        (lambda: comm.all_reduce(xs[:1]), gpupeer.InvalidArgumentError, "one entry per rank"),
+        (lambda: comm.all_gather(xs, [Tensor(8, device=0), Tensor(7, device=1)]), gpupeer.InvalidArgumentError,
+         r"outs\[1\]"),
+        (lambda: comm.all_gather(xs, None), gpupeer.InvalidArgumentError, "needs output tensors"),
+        (lambda: comm.reduce(xs, [Tensor(4, device=0), None], root=1), gpupeer.ArgumentTypeError, r"outs\[1\]"),
+        (lambda: comm.all_reduce([Tensor(4, device=0, contiguous=False), xs[1]]), gpupeer.InvalidArgumentError,
+         "not contiguous"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind, match=message):
+            call()
+    assert comm._fast, "the C path was set up and declined each call"
+    assert recorder.recorded_calls() == 0

@@ -7,3 +7,4 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # python/, for gpupeer
+sys.path.insert(0, os.path.dirname(HERE))  # python/tests, for recorder

@@ -1,0 +1,174 @@
+#pragma once
+// One eager collective on tensors, from Python's arguments to the C API call, shared by the two
+// readers of torch tensors: fastcall.cpp reads them through torch's Python methods (any torch,
+// stable ABI), torchcall.cpp through at::Tensor (built against the torch it runs with). Each
+// hands over how a tensor is read and how the current stream is found; this checks the counts,
+// the types and the devices, and declines (None) every call the Python path must word.
+// CPython's limited API only, so that the stable-ABI module can include it.
+
+#include <Python.h>
+
+#include <cstddef>
+
+namespace gpupeer_python {
+
+// The signature shared by gpupeer_rank_comm_run and gpupeer_comm_run (c_api.h).
+using RunFunction = int (*)(void*, int, const void*, void*, std::size_t, int, int, int, void*, void*);
+
+inline void* asPointer(PyObject* value) { return value == Py_None ? nullptr : PyLong_AsVoidPtr(value); }
+
+inline int asInt(PyObject* value) { return static_cast<int>(PyLong_AsLong(value)); }
+
+/// A tensor as the C API takes it.
+struct TensorArgs {
+  void* ptr = nullptr;
+  long long count = 0;
+  int type = -1;
+  int device = -1;
+};
+
+// c_api.h's operation numbers, as python/gpupeer/_ops.py has them.
+enum Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
+
+// The most ranks of one process's Communicator (communicator.hpp's kMaxCommRanks).
+constexpr int kMaxListRanks = 8;
+
+/// The per-rank count the library takes and the output's elements for `op` on `inCount`
+/// elements over `ranks`, as _ops.counts has them; false where the Python path must take the
+/// call (an input that does not split into `ranks` chunks, an operation not known here).
+inline bool countsFor(int op, long long inCount, int ranks, long long* count, long long* outCount) {
+  *count = *outCount = inCount;
+  switch (op) {
+    case kAllReduce:
+    case kBroadcast:
+    case kReduce:
+    case kSendRecv: return true;
+    case kAllGather: *outCount = inCount * ranks; return true;
+    case kReduceScatter:
+    case kAllToAll:
+      if (inCount % ranks) return false;
+      *count = inCount / ranks;
+      *outCount = op == kReduceScatter ? *count : inCount;
+      return true;
+    default: return false;
+  }
+}
+
+/// Whether `op` may write over its input when no output is given.
+inline bool inPlaceByDefault(int op) { return op == kAllReduce || op == kBroadcast || op == kReduce; }
+
+/// torch_run(state, op, tensor, out, redop, root) -> the C function's return code, or None
+/// where the Python path must take the call. state: (function_address, comm, device, ranks,
+/// error), one tuple per communicator (a functools.partial of five more arguments would copy
+/// ten into a heap array on every call). The counts follow _ops.counts: all-gather's output
+/// holds ranks x the input, reduce-scatter's and all-to-all's input splits into `ranks`
+/// chunks; out=None is in place where that exists.
+/// read(PyObject*, TensorArgs*) -> bool: false (no Python error left set) declines the call.
+/// stream(int device, PyObject* device_object, void** stream) -> bool: false with a Python error.
+template <class Read, class Stream>
+PyObject* runOnTensors(PyObject* const* args, Py_ssize_t count, Read read, Stream stream) {
+  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 5) {
+    PyErr_SetString(PyExc_TypeError, "torch_run(state: 5-tuple, op, tensor, out, redop, root)");
+    return nullptr;
+  }
+  PyObject* state = args[0];
+  auto function = reinterpret_cast<RunFunction>(asPointer(PyTuple_GetItem(state, 0)));
+  void* comm = asPointer(PyTuple_GetItem(state, 1));
+  PyObject* deviceObject = PyTuple_GetItem(state, 2);
+  int device = asInt(deviceObject), ranks = asInt(PyTuple_GetItem(state, 3));
+  void* error = asPointer(PyTuple_GetItem(state, 4));
+  int op = asInt(args[1]), redop = asInt(args[4]), root = asInt(args[5]);
+  PyObject *tensor = args[2], *output = args[3];
+  if (PyErr_Occurred()) return nullptr;
+  TensorArgs in, out;
+  if (!function || !comm || ranks < 1 || redop < 0 || !read(tensor, &in) || in.device != device) Py_RETURN_NONE;
+  long long elements = 0, outElements = 0;
+  if (op == kSendRecv || !countsFor(op, in.count, ranks, &elements, &outElements)) Py_RETURN_NONE;
+  void* recv = in.ptr;
+  if (output == Py_None) {
+    if (!inPlaceByDefault(op)) Py_RETURN_NONE;
+  } else {
+    if (!read(output, &out) || out.type != in.type || out.device != in.device || out.count != outElements)
+      Py_RETURN_NONE;
+    recv = out.ptr;
+  }
+  void* handle = nullptr;
+  if (!stream(device, deviceObject, &handle)) return nullptr;
+  return PyLong_FromLong(
+      function(comm, op, in.ptr, recv, static_cast<std::size_t>(elements), in.type, redop, root, handle, error));
+}
+
+/// Item i of a list or tuple (borrowed), or null where `sequence` is neither or is shorter.
+inline PyObject* itemOf(PyObject* sequence, Py_ssize_t i) {
+  if (PyList_Check(sequence)) return i < PyList_Size(sequence) ? PyList_GetItem(sequence, i) : nullptr;
+  if (PyTuple_Check(sequence)) return i < PyTuple_Size(sequence) ? PyTuple_GetItem(sequence, i) : nullptr;
+  return nullptr;
+}
+
+/// Length of a list or tuple; -1 for anything else.
+inline Py_ssize_t lengthOf(PyObject* sequence) {
+  if (PyList_Check(sequence)) return PyList_Size(sequence);
+  if (PyTuple_Check(sequence)) return PyTuple_Size(sequence);
+  return -1;
+}
+
+/// torch_run_many(state, op, tensors, outs, redop, root) -> the C function's return code, or
+/// None where the Python path must take the call: one process's Communicator, one tensor per
+/// rank. state: (function_address, comm, devices, error), devices a tuple of the ranks' GPUs.
+/// Every tensor on its rank's GPU, of one type and count; outs None (in place, where that
+/// exists) or one per rank, where reduce's may be None but for the root's. Each rank runs on
+/// the current stream of its GPU. Same readers as runOnTensors.
+template <class Read, class Stream>
+PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, Stream stream) {
+  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 || !PyTuple_Check(PyTuple_GetItem(args[0], 2))) {
+    PyErr_SetString(PyExc_TypeError, "torch_run_many(state: (function, comm, devices tuple, error), op, tensors, outs, "
+                                     "redop, root)");
+    return nullptr;
+  }
+  PyObject* state = args[0];
+  auto function = reinterpret_cast<RunFunction>(asPointer(PyTuple_GetItem(state, 0)));
+  void* comm = asPointer(PyTuple_GetItem(state, 1));
+  PyObject* devices = PyTuple_GetItem(state, 2);
+  void* error = asPointer(PyTuple_GetItem(state, 3));
+  const Py_ssize_t ranks = PyTuple_Size(devices);
+  int op = asInt(args[1]), redop = asInt(args[4]), root = asInt(args[5]);
+  PyObject *tensors = args[2], *outputs = args[3];
+  if (PyErr_Occurred()) return nullptr;
+  if (!function || !comm || ranks < 1 || ranks > kMaxListRanks || redop < 0 || lengthOf(tensors) != ranks ||
+      (outputs != Py_None && lengthOf(outputs) != ranks))
+    Py_RETURN_NONE;
+  void *send[kMaxListRanks] = {}, *recv[kMaxListRanks] = {}, *streams[kMaxListRanks] = {};
+  TensorArgs first;
+  long long elements = 0, outElements = 0;
+  for (Py_ssize_t i = 0; i < ranks; ++i) {
+    TensorArgs in;
+    const int device = asInt(PyTuple_GetItem(devices, i));
+    if (PyErr_Occurred()) return nullptr;
+    if (!read(itemOf(tensors, i), &in) || in.device != device) Py_RETURN_NONE;
+    if (i == 0) {
+      first = in;
+      if (!countsFor(op, in.count, static_cast<int>(ranks), &elements, &outElements)) Py_RETURN_NONE;
+    } else if (in.type != first.type || in.count != first.count) {
+      Py_RETURN_NONE;
+    }
+    send[i] = in.ptr;
+    if (outputs == Py_None) {
+      if (!inPlaceByDefault(op)) Py_RETURN_NONE;
+      recv[i] = in.ptr;
+    } else if (PyObject* o = itemOf(outputs, i); o == Py_None && op == kReduce && i != root) {
+      recv[i] = nullptr;  // only the root's output is written
+    } else {
+      TensorArgs out;
+      if (!read(o, &out) || out.type != in.type || out.device != device || out.count != outElements) Py_RETURN_NONE;
+      recv[i] = out.ptr;
+    }
+  }
+  for (Py_ssize_t i = 0; i < ranks; ++i) {
+    PyObject* device = PyTuple_GetItem(devices, i);
+    if (!stream(asInt(device), device, &streams[i])) return nullptr;
+  }
+  return PyLong_FromLong(function(comm, op, send, recv, static_cast<std::size_t>(elements), first.type, redop, root,
+                                  streams, error));
+}
+
+}  // namespace gpupeer_python
