@@ -175,8 +175,8 @@ PyMethodDef methods[] = {
      "Hands over the tensor types taken, the dtype codes and torch's current-stream function."},
     {"torch_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRun)), METH_FASTCALL,
      "An eager collective on torch tensors read here; None where Python must take the call."},
-    {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRunMany)),
-     METH_FASTCALL, "The same for one process's Communicator: a tensor per rank; None where Python must take it."},
+    {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRunMany)), METH_FASTCALL,
+     "The same for one process's Communicator: a tensor per rank; None where Python must take it."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {

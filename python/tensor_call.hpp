@@ -120,9 +120,11 @@ inline Py_ssize_t lengthOf(PyObject* sequence) {
 /// the current stream of its GPU. Same readers as runOnTensors.
 template <class Read, class Stream>
 PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, Stream stream) {
-  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 || !PyTuple_Check(PyTuple_GetItem(args[0], 2))) {
-    PyErr_SetString(PyExc_TypeError, "torch_run_many(state: (function, comm, devices tuple, error), op, tensors, outs, "
-                                     "redop, root)");
+  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 ||
+      !PyTuple_Check(PyTuple_GetItem(args[0], 2))) {
+    PyErr_SetString(PyExc_TypeError,
+                    "torch_run_many(state: (function, comm, devices tuple, error), op, tensors, outs, "
+                    "redop, root)");
     return nullptr;
   }
   PyObject* state = args[0];
@@ -167,8 +169,8 @@ PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, S
     PyObject* device = PyTuple_GetItem(devices, i);
     if (!stream(asInt(device), device, &streams[i])) return nullptr;
   }
-  return PyLong_FromLong(function(comm, op, send, recv, static_cast<std::size_t>(elements), first.type, redop, root,
-                                  streams, error));
+  return PyLong_FromLong(
+      function(comm, op, send, recv, static_cast<std::size_t>(elements), first.type, redop, root, streams, error));
 }
 
 }  // namespace gpupeer_python

@@ -94,12 +94,19 @@ PyMethodDef methods[] = {
      "Hands over the type code of each torch.dtype."},
     {"torch_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRun)), METH_FASTCALL,
      "An eager collective on torch tensors read as at::Tensor; None where Python must take the call."},
-    {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRunMany)),
-     METH_FASTCALL, "The same for one process's Communicator: a tensor per rank; None where Python must take it."},
+    {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRunMany)), METH_FASTCALL,
+     "The same for one process's Communicator: a tensor per rank; None where Python must take it."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef module = {PyModuleDef_HEAD_INIT, "_torchcall", "gpupeer's eager call path on at::Tensor", -1, methods,
-                      nullptr, nullptr, nullptr, nullptr};
+PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                      "_torchcall",
+                      "gpupeer's eager call path on at::Tensor",
+                      -1,
+                      methods,
+                      nullptr,
+                      nullptr,
+                      nullptr,
+                      nullptr};
 
 }  // namespace
 

@@ -1,9 +1,8 @@
 // The one-shot kernel's regular variant (pieces of any size up to a scratch slot): data in the
 // peers' scratch slots, a flag per block, step and sender. The low-latency variant for small
 // pieces is in one_shot_lines.cu.
-#include <cuda/atomic>
-
 #include <algorithm>
+#include <cuda/atomic>
 #include <type_traits>
 
 #include "cuda/call_line.cuh"
