@@ -42,8 +42,8 @@ struct Timing {
 
 // `iters` operations back to back after `warmup`, eagerly or captured once and replayed.
 // `align` returns once every rank is there: without it a rank that starts its timed operations
-// first times its wait for the others' host work too (a rank still checking the previous
-// size's result made 512 KiB-2 MiB all-reduces read 0.3-1.2 ms on 2x H100).
+// first also times its wait for the others, whose host work up to here takes longer (512 KiB-2
+// MiB all-reduces read 0.3-1.2 ms in half the runs on 2x H100, 7-12 us with it).
 Timing timeRank(const RankLaunch& launch, cudaStream_t stream, int warmup, int iters, int graphLaunches,
                 const std::function<void()>& align) {
   Timing t;
