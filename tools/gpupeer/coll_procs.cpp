@@ -43,7 +43,7 @@ struct Timing {
 // `iters` operations back to back after `warmup`, eagerly or captured once and replayed.
 // `align` returns once every rank is there: without it a rank that starts its timed operations
 // first also times its wait for the others, whose host work up to here takes longer (512 KiB-2
-// MiB all-reduces read 0.3-1.2 ms in half the runs on 2x H100, 7-12 us with it).
+// MiB all-reduces read 0.2-1.2 ms in 4 of 6 runs on 2x H100, 7-12 us with it).
 Timing timeRank(const RankLaunch& launch, cudaStream_t stream, int warmup, int iters, int graphLaunches,
                 const std::function<void()>& align) {
   Timing t;
