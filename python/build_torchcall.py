@@ -81,11 +81,12 @@ def main():
     name = "_torchcall" + sysconfig.get_config_var("EXT_SUFFIX")
     torch_lib = os.path.join(torch_dir, "lib")
     abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
+    build_id = torch_build_id(torch)
     with tempfile.TemporaryDirectory(dir=args.out) as tmp:
         target = os.path.join(tmp, name)
         command = [compiler, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-DNDEBUG",
-                   "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, '-DGPUPEER_TORCH_BUILD="%s"' % torch_build_id(torch),
-                   "-I" + HERE, "-I" + python_include, "-I" + torch_include,
+                   "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, '-DGPUPEER_TORCH_BUILD="%s"' % build_id,
+                   "-I" + HERE, "-I" + os.path.join(os.path.dirname(HERE), "include"), "-I" + python_include, "-I" + torch_include,
                    "-I" + os.path.join(torch_include, "torch", "csrc", "api", "include"), "-I" + cuda,
                    os.path.join(HERE, "torchcall.cpp"), "-o", target,
                    "-L" + torch_lib, "-Wl,-rpath," + torch_lib, "-ltorch_python", "-lc10_cuda", "-lc10"]
@@ -93,7 +94,7 @@ def main():
         if subprocess.run(command).returncode != 0:
             fail("the compiler failed (above)")
         os.replace(target, os.path.join(args.out, name))
-    print("built %s for torch %s" % (os.path.join(args.out, name), torch_build_id(torch)))
+    print("built %s for torch %s" % (os.path.join(args.out, name), build_id))
 
 
 if __name__ == "__main__":

@@ -156,27 +156,17 @@ bool currentStream(int, PyObject* device, void** handle) {
   return !PyErr_Occurred();
 }
 
-/// torch_run(state, op, tensor, out, redop, root): tensor_call.hpp's runOnTensors, the tensors
-/// read through torch's methods and the stream from torch._C._cuda_getCurrentRawStream.
-PyObject* torchRun(PyObject*, PyObject* const* args, Py_ssize_t count) {
-  return gpupeer_python::runOnTensors(args, count, readTensor, currentStream);
-}
-
-/// torch_run_many(state, op, tensors, outs, redop, root): tensor_call.hpp's runOnTensorLists,
-/// read the same way.
-PyObject* torchRunMany(PyObject*, PyObject* const* args, Py_ssize_t count) {
-  return gpupeer_python::runOnTensorLists(args, count, readTensor, currentStream);
-}
+// torch_run(state, op, tensor, out, redop, root) and torch_run_many(state, op, tensors, outs,
+// redop, root): tensor_call.hpp's runOnTensors and runOnTensorLists with this reader.
+using Calls = gpupeer_python::TensorCalls<readTensor, currentStream>;
 
 PyMethodDef methods[] = {
     {"run10", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(run10)), METH_FASTCALL,
      "Calls a C API run function at the given address with the ten arguments after it."},
     {"setup_torch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(setupTorch)), METH_FASTCALL,
      "Hands over the tensor types taken, the dtype codes and torch's current-stream function."},
-    {"torch_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRun)), METH_FASTCALL,
-     "An eager collective on torch tensors read here; None where Python must take the call."},
-    {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRunMany)), METH_FASTCALL,
-     "The same for one process's Communicator: a tensor per rank; None where Python must take it."},
+    Calls::oneMethod(),
+    Calls::manyMethod(),
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {

@@ -10,6 +10,8 @@
 
 #include <cstddef>
 
+#include "gpupeer/c_api.h"
+
 namespace gpupeer_python {
 
 // The signature shared by gpupeer_rank_comm_run and gpupeer_comm_run (c_api.h).
@@ -27,10 +29,8 @@ struct TensorArgs {
   int device = -1;
 };
 
-// c_api.h's operation numbers, as python/gpupeer/_ops.py has them.
-enum Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
-
-// The most ranks of one process's Communicator (communicator.hpp's kMaxCommRanks).
+// The most ranks of one process's Communicator (collective_types.hpp's kMaxCommRanks, which
+// c_api.h does not carry).
 constexpr int kMaxListRanks = 8;
 
 /// The per-rank count the library takes and the output's elements for `op` on `inCount`
@@ -39,23 +39,35 @@ constexpr int kMaxListRanks = 8;
 inline bool countsFor(int op, long long inCount, int ranks, long long* count, long long* outCount) {
   *count = *outCount = inCount;
   switch (op) {
-    case kAllReduce:
-    case kBroadcast:
-    case kReduce:
-    case kSendRecv: return true;
-    case kAllGather: *outCount = inCount * ranks; return true;
-    case kReduceScatter:
-    case kAllToAll:
+    case GPUPEER_ALL_REDUCE:
+    case GPUPEER_BROADCAST:
+    case GPUPEER_REDUCE:
+    case GPUPEER_SEND_RECV: return true;
+    case GPUPEER_ALL_GATHER: *outCount = inCount * ranks; return true;
+    case GPUPEER_REDUCE_SCATTER:
+    case GPUPEER_ALL_TO_ALL:
       if (inCount % ranks) return false;
       *count = inCount / ranks;
-      *outCount = op == kReduceScatter ? *count : inCount;
+      *outCount = op == GPUPEER_REDUCE_SCATTER ? *count : inCount;
       return true;
     default: return false;
   }
 }
 
 /// Whether `op` may write over its input when no output is given.
-inline bool inPlaceByDefault(int op) { return op == kAllReduce || op == kBroadcast || op == kReduce; }
+inline bool inPlaceByDefault(int op) {
+  return op == GPUPEER_ALL_REDUCE || op == GPUPEER_BROADCAST || op == GPUPEER_REDUCE;
+}
+
+/// Whether `o` reads as an output for `in`: same type, on `device`, `elements` long; its
+/// pointer into *ptr.
+template <class Read>
+bool readOutput(Read read, PyObject* o, const TensorArgs& in, int device, long long elements, void** ptr) {
+  TensorArgs out;
+  if (!read(o, &out) || out.type != in.type || out.device != device || out.count != elements) return false;
+  *ptr = out.ptr;
+  return true;
+}
 
 /// torch_run(state, op, tensor, out, redop, root) -> the C function's return code, or None
 /// where the Python path must take the call. state: (function_address, comm, device, ranks,
@@ -80,17 +92,15 @@ PyObject* runOnTensors(PyObject* const* args, Py_ssize_t count, Read read, Strea
   int op = asInt(args[1]), redop = asInt(args[4]), root = asInt(args[5]);
   PyObject *tensor = args[2], *output = args[3];
   if (PyErr_Occurred()) return nullptr;
-  TensorArgs in, out;
+  TensorArgs in;
   if (!function || !comm || ranks < 1 || redop < 0 || !read(tensor, &in) || in.device != device) Py_RETURN_NONE;
   long long elements = 0, outElements = 0;
-  if (op == kSendRecv || !countsFor(op, in.count, ranks, &elements, &outElements)) Py_RETURN_NONE;
+  if (op == GPUPEER_SEND_RECV || !countsFor(op, in.count, ranks, &elements, &outElements)) Py_RETURN_NONE;
   void* recv = in.ptr;
   if (output == Py_None) {
     if (!inPlaceByDefault(op)) Py_RETURN_NONE;
-  } else {
-    if (!read(output, &out) || out.type != in.type || out.device != in.device || out.count != outElements)
-      Py_RETURN_NONE;
-    recv = out.ptr;
+  } else if (!readOutput(read, output, in, device, outElements, &recv)) {
+    Py_RETURN_NONE;
   }
   void* handle = nullptr;
   if (!stream(device, deviceObject, &handle)) return nullptr;
@@ -98,11 +108,9 @@ PyObject* runOnTensors(PyObject* const* args, Py_ssize_t count, Read read, Strea
       function(comm, op, in.ptr, recv, static_cast<std::size_t>(elements), in.type, redop, root, handle, error));
 }
 
-/// Item i of a list or tuple (borrowed), or null where `sequence` is neither or is shorter.
+/// Item i of a list or tuple (borrowed) whose length lengthOf checked.
 inline PyObject* itemOf(PyObject* sequence, Py_ssize_t i) {
-  if (PyList_Check(sequence)) return i < PyList_Size(sequence) ? PyList_GetItem(sequence, i) : nullptr;
-  if (PyTuple_Check(sequence)) return i < PyTuple_Size(sequence) ? PyTuple_GetItem(sequence, i) : nullptr;
-  return nullptr;
+  return PyList_Check(sequence) ? PyList_GetItem(sequence, i) : PyTuple_GetItem(sequence, i);
 }
 
 /// Length of a list or tuple; -1 for anything else.
@@ -140,13 +148,14 @@ PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, S
       (outputs != Py_None && lengthOf(outputs) != ranks))
     Py_RETURN_NONE;
   void *send[kMaxListRanks] = {}, *recv[kMaxListRanks] = {}, *streams[kMaxListRanks] = {};
+  int device[kMaxListRanks] = {};
   TensorArgs first;
   long long elements = 0, outElements = 0;
   for (Py_ssize_t i = 0; i < ranks; ++i) {
     TensorArgs in;
-    const int device = asInt(PyTuple_GetItem(devices, i));
+    device[i] = asInt(PyTuple_GetItem(devices, i));
     if (PyErr_Occurred()) return nullptr;
-    if (!read(itemOf(tensors, i), &in) || in.device != device) Py_RETURN_NONE;
+    if (!read(itemOf(tensors, i), &in) || in.device != device[i]) Py_RETURN_NONE;
     if (i == 0) {
       first = in;
       if (!countsFor(op, in.count, static_cast<int>(ranks), &elements, &outElements)) Py_RETURN_NONE;
@@ -157,20 +166,36 @@ PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, S
     if (outputs == Py_None) {
       if (!inPlaceByDefault(op)) Py_RETURN_NONE;
       recv[i] = in.ptr;
-    } else if (PyObject* o = itemOf(outputs, i); o == Py_None && op == kReduce && i != root) {
+    } else if (PyObject* o = itemOf(outputs, i); o == Py_None && op == GPUPEER_REDUCE && i != root) {
       recv[i] = nullptr;  // only the root's output is written
-    } else {
-      TensorArgs out;
-      if (!read(o, &out) || out.type != in.type || out.device != device || out.count != outElements) Py_RETURN_NONE;
-      recv[i] = out.ptr;
+    } else if (!readOutput(read, o, in, device[i], outElements, &recv[i])) {
+      Py_RETURN_NONE;
     }
   }
-  for (Py_ssize_t i = 0; i < ranks; ++i) {
-    PyObject* device = PyTuple_GetItem(devices, i);
-    if (!stream(asInt(device), device, &streams[i])) return nullptr;
-  }
+  for (Py_ssize_t i = 0; i < ranks; ++i)
+    if (!stream(device[i], PyTuple_GetItem(devices, i), &streams[i])) return nullptr;
   return PyLong_FromLong(
       function(comm, op, send, recv, static_cast<std::size_t>(elements), first.type, redop, root, streams, error));
 }
+
+/// The two entry points and their method table rows for one reader of tensors (Read) and one
+/// way to find the current stream (Stream), as both modules export them.
+template <bool (*Read)(PyObject*, TensorArgs*), bool (*Stream)(int, PyObject*, void**)>
+struct TensorCalls {
+  static PyObject* one(PyObject*, PyObject* const* args, Py_ssize_t count) {
+    return runOnTensors(args, count, Read, Stream);
+  }
+  static PyObject* many(PyObject*, PyObject* const* args, Py_ssize_t count) {
+    return runOnTensorLists(args, count, Read, Stream);
+  }
+  static PyMethodDef oneMethod() {
+    return {"torch_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(one)), METH_FASTCALL,
+            "An eager collective on torch tensors read in C; None where Python must take the call."};
+  }
+  static PyMethodDef manyMethod() {
+    return {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(many)), METH_FASTCALL,
+            "The same for one process's Communicator: a tensor per rank; None where Python must take it."};
+  }
+};
 
 }  // namespace gpupeer_python

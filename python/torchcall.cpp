@@ -77,26 +77,15 @@ bool currentStream(int device, PyObject*, void** handle) {
   }
 }
 
-/// torch_run(state, op, tensor, out, redop, root): tensor_call.hpp's runOnTensors on torch's
-/// current stream of the communicator's GPU.
-PyObject* torchRun(PyObject*, PyObject* const* args, Py_ssize_t count) {
-  return gpupeer_python::runOnTensors(args, count, readTensor, currentStream);
-}
+// torch_run(state, op, tensor, out, redop, root) and torch_run_many(state, op, tensors, outs,
+// redop, root): tensor_call.hpp's runOnTensors and runOnTensorLists with this reader.
+using Calls = gpupeer_python::TensorCalls<readTensor, currentStream>;
 
-/// torch_run_many(state, op, tensors, outs, redop, root): tensor_call.hpp's runOnTensorLists,
-/// read the same way.
-PyObject* torchRunMany(PyObject*, PyObject* const* args, Py_ssize_t count) {
-  return gpupeer_python::runOnTensorLists(args, count, readTensor, currentStream);
-}
-
-PyMethodDef methods[] = {
-    {"setup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(setup)), METH_FASTCALL,
-     "Hands over the type code of each torch.dtype."},
-    {"torch_run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRun)), METH_FASTCALL,
-     "An eager collective on torch tensors read as at::Tensor; None where Python must take the call."},
-    {"torch_run_many", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(torchRunMany)), METH_FASTCALL,
-     "The same for one process's Communicator: a tensor per rank; None where Python must take it."},
-    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef methods[] = {{"setup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(setup)),
+                          METH_FASTCALL, "Hands over the type code of each torch.dtype."},
+                         Calls::oneMethod(),
+                         Calls::manyMethod(),
+                         {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT,
                       "_torchcall",

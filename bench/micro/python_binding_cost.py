@@ -130,11 +130,10 @@ def gpu_figures():
         figures["rank_direct"], figures["rank_python"], figures["rank_gap"] = paired_us(
             direct, lambda: solo.all_reduce(x), sync)
         figures["torch_call_path"] = tensors.torch_call_path
-        if tensors.torch_call_path == "_torchcall" and _lib._fastcall is not None:
+        fastcall = tensors.fastcall_for_torch(torch) if tensors.torch_call_path == "_torchcall" else None
+        if fastcall is not None:
             # The same call with the tensor read through torch's methods (python/fastcall.cpp).
-            _lib._fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), tensors._torch_dtype_codes,
-                                       tensors._torch_stream)
-            run, rank._torch_run = rank._torch_run, _lib._fastcall.torch_run
+            run, rank._torch_run = rank._torch_run, fastcall.torch_run
             figures["rank_fastcall"] = per_call_us(lambda: solo.all_reduce(x), sync)
             rank._torch_run = run
         else:

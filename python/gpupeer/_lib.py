@@ -122,23 +122,26 @@ def _load():
 lib = _load()
 
 
-def _load_fastcall():
-    """gpupeer._fastcall (python/fastcall.cpp) from beside the library, or None."""
+def load_beside_library(name, file_name, library_path=None):
+    """The extension module gpupeer.<name> from the file `file_name` beside the library
+    (`library_path`, default the loaded one's): (module, path, None); (None, path, None) where
+    the file is not there; (None, path, the ImportError's text) where it does not import."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(lib.path), "_fastcall.abi3.so")
-    if os.environ.get("GPUPEER_NO_FASTCALL") or not os.path.isfile(path):
-        return None
+    path = os.path.join(os.path.dirname(library_path or lib.path), file_name)
+    if not os.path.isfile(path):
+        return None, path, None
     try:
-        spec = importlib.util.spec_from_file_location("gpupeer._fastcall", path)
+        spec = importlib.util.spec_from_file_location("gpupeer." + name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module
-    except ImportError:  # a Python older than the stable ABI it was built for
-        return None
+    except ImportError as e:  # built for another Python, or against other libraries
+        return None, path, str(e)
+    return module, path, None
 
 
-_fastcall = _load_fastcall()
+# gpupeer._fastcall (python/fastcall.cpp), or None: the eager call then goes through ctypes.
+_fastcall = None if os.environ.get("GPUPEER_NO_FASTCALL") else load_beside_library("_fastcall", "_fastcall.abi3.so")[0]
 
 
 def _through_ctypes(function, *args):

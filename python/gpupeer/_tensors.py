@@ -11,7 +11,7 @@ import os
 import sys
 
 from . import errors
-from ._lib import _fastcall, lib
+from ._lib import _fastcall, lib, load_beside_library
 from ._torch_build import torch_build_id
 
 # c_api.h's element types.
@@ -97,12 +97,21 @@ def torch_fast_module():
         if torchcall is not None:
             torchcall.setup(_torch_dtype_codes)
             _torch_fast_module, torch_call_path = torchcall, "_torchcall"
-        elif _fastcall is not None and hasattr(_fastcall, "torch_run_many"):
-            _fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _torch_dtype_codes, _torch_stream)
-            _torch_fast_module, torch_call_path = _fastcall, "_fastcall"
         else:
-            return None
+            _torch_fast_module = fastcall_for_torch(torch)
+            if _torch_fast_module is None:
+                return None
+            torch_call_path = "_fastcall"
     return _torch_fast_module
+
+
+def fastcall_for_torch(torch):
+    """gpupeer._fastcall set up to read this torch's tensors through their methods, or None."""
+    if _fastcall is None or not hasattr(_fastcall, "torch_run_many"):
+        return None
+    _load_torch_tables(torch)
+    _fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _torch_dtype_codes, _torch_stream)
+    return _fastcall
 
 
 _torch_fast_module = None
@@ -113,26 +122,21 @@ def _load_torchcall(torch):
     """gpupeer._torchcall from beside the library where python/build_torchcall.py built it for
     this torch (its version and git revision), else None (torch_call_skipped says why)."""
     global torch_call_skipped
-    import importlib.util
     import sysconfig
 
-    path = os.path.join(os.path.dirname(lib.path), "_torchcall" + sysconfig.get_config_var("EXT_SUFFIX"))
+    file_name = "_torchcall" + sysconfig.get_config_var("EXT_SUFFIX")
     if os.environ.get("GPUPEER_NO_TORCHCALL") or os.environ.get("GPUPEER_NO_FASTCALL"):
         torch_call_skipped = "turned off by GPUPEER_NO_TORCHCALL or GPUPEER_NO_FASTCALL"
         return None
-    if not os.path.isfile(path):
-        torch_call_skipped = "not built: python3 python/build_torchcall.py makes %s" % path
-        return None
-    try:
-        spec = importlib.util.spec_from_file_location("gpupeer._torchcall", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    except ImportError as e:  # built against another torch whose symbols differ
-        torch_call_skipped = "%s does not import: %s" % (path, e)
+    module, path, error = load_beside_library("_torchcall", file_name, lib.path)
+    if module is None:
+        torch_call_skipped = ("%s does not import: %s" % (path, error) if error else
+                              "not built: python3 python/build_torchcall.py makes %s" % path)
         return None
     want = torch_build_id(torch)
     if getattr(module, "torch_build", None) != want:
-        torch_call_skipped = "%s is built for torch %s, this is torch %s" % (path, getattr(module, "torch_build", "?"), want)
+        torch_call_skipped = "%s is built for torch %s, this is torch %s" % (path, getattr(module, "torch_build", "?"),
+                                                                           want)
         return None
     torch_call_skipped = None
     return module

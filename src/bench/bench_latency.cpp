@@ -88,12 +88,8 @@ Result<Stats> measurePingPong(const BenchOptions& o, int a, int b) {
   auto* fb = reinterpret_cast<volatile std::uint32_t*>(flagB.get());
   std::vector<double> us;
   for (int i = 0; i < o.samples + 1; ++i) {  // the first run is the warm-up
-    GPUPEER_CUDA_CHECK(a, cudaSetDevice(a));
-    GPUPEER_CUDA_CHECK(a, cudaMemset(flagA.get(), 0, 256));
-    GPUPEER_CUDA_CHECK(a, cudaDeviceSynchronize());  // the kernels run on non-blocking streams
-    GPUPEER_CUDA_CHECK(b, cudaSetDevice(b));
-    GPUPEER_CUDA_CHECK(b, cudaMemset(flagB.get(), 0, 256));
-    GPUPEER_CUDA_CHECK(b, cudaDeviceSynchronize());
+    GPUPEER_RETURN_IF_ERROR(setDeviceMemory(a, flagA.get(), 0, 256));
+    GPUPEER_RETURN_IF_ERROR(setDeviceMemory(b, flagB.get(), 0, 256));
     // The responder starts first and waits; the initiator's kernel time covers all rounds.
     GPUPEER_CUDA_CHECK(
         b, launchPingPong(fb, fa, rounds, false, kWaitTimeoutNs, static_cast<std::uint32_t*>(stallB.get()), sb.get()));

@@ -59,10 +59,7 @@ Status poisonEndpoint(Endpoint& e, int where, std::size_t bytes) {
     std::memset(e.host.get(), 0, bytes);
     return Status::ok();
   }
-  GPUPEER_CUDA_CHECK(where, cudaSetDevice(where));
-  GPUPEER_CUDA_CHECK(where, cudaMemset(e.ptr(), 0, bytes));
-  GPUPEER_CUDA_CHECK(where, cudaDeviceSynchronize());
-  return Status::ok();
+  return setDeviceMemory(where, e.ptr(), 0, bytes);
 }
 
 // Disables peer access for the pairs while a "P2P off" measurement runs, re-enables after.

@@ -94,9 +94,7 @@ class Checker {
     fillPattern(expected, c.bytes, seed);
     GPUPEER_CUDA_CHECK(src, cudaSetDevice(src));
     GPUPEER_CUDA_CHECK(src, cudaMemcpy(s.src.bytes() + c.srcOffset, expected, c.bytes, cudaMemcpyHostToDevice));
-    GPUPEER_CUDA_CHECK(dst, cudaSetDevice(dst));
-    GPUPEER_CUDA_CHECK(dst, cudaMemset(d.dst.get(), kPoison, region_));
-    GPUPEER_CUDA_CHECK(dst, cudaDeviceSynchronize());
+    GPUPEER_RETURN_IF_ERROR(setDeviceMemory(dst, d.dst.get(), kPoison, region_));
 
     void* to = d.dst.bytes() + c.dstOffset;
     const void* from = s.src.bytes() + c.srcOffset;

@@ -39,10 +39,8 @@ Status RankSignals::create(const std::vector<int>& devices, int flagsPerSender, 
     for (int r = 0; r < n; ++r) {
       const std::size_t bytes = sizeof(std::uint32_t) * n * flags_;
       GPUPEER_RETURN_IF_ERROR(words_[r].allocate(devices[r], bytes));
-      GPUPEER_CUDA_CHECK(devices[r], cudaMemset(words_[r].get(), 0, bytes));
-      // cudaMemset runs on the legacy stream, which the callers' non-blocking streams do not
-      // wait for: the zeros must land before the first signal is written or awaited.
-      GPUPEER_CUDA_CHECK(devices[r], cudaDeviceSynchronize());
+      // Zero before the first signal is written or awaited.
+      GPUPEER_RETURN_IF_ERROR(setDeviceMemory(devices[r], words_[r].get(), 0, bytes));
     }
   } else {
     events_.resize(n);

@@ -52,6 +52,13 @@ void DeviceBuffer::release() {
   size_ = 0;
 }
 
+Status setDeviceMemory(int device, void* p, int value, std::size_t bytes) {
+  GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
+  GPUPEER_CUDA_CHECK(device, cudaMemset(p, value, bytes));
+  GPUPEER_CUDA_CHECK(device, cudaDeviceSynchronize());
+  return Status::ok();
+}
+
 Status PinnedBuffer::allocate(std::size_t bytes, unsigned flags) {
   release();
   if (bytes == 0) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "pinned buffer of 0 bytes");

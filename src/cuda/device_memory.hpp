@@ -35,6 +35,11 @@ class DeviceBuffer {
   int device_ = -1;
 };
 
+/// Sets `bytes` of `p` on `device` to `value` and waits until that is done. cudaMemset runs on
+/// the legacy stream, which the non-blocking streams every copy and kernel here run on do not
+/// wait for: memory cleared for them must be cleared before they are given work.
+Status setDeviceMemory(int device, void* p, int value, std::size_t bytes);
+
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;

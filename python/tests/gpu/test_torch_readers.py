@@ -9,7 +9,7 @@ from gpu_env import torch  # noqa: F401  (first: skips without torch or CUDA)
 import pytest
 
 import gpupeer
-from gpupeer import _lib, _tensors, rank
+from gpupeer import _tensors, rank
 from recorder import address, build_recorder
 
 
@@ -27,10 +27,9 @@ def readers(solo):
     out = {}
     if _tensors.torch_call_path == "_torchcall":
         out["_torchcall"] = _tensors.torch_fast_module()
-    if _lib._fastcall is not None:
-        _lib._fastcall.setup_torch((torch.Tensor, torch.nn.Parameter), _tensors._torch_dtype_codes,
-                                   _tensors._torch_stream)
-        out["_fastcall"] = _lib._fastcall
+    fastcall = _tensors.fastcall_for_torch(torch)
+    if fastcall is not None:
+        out["_fastcall"] = fastcall
     return out
 
 
