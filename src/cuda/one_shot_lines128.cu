@@ -6,6 +6,12 @@
 // so a receiver that reads the flag with the line's other 120 bytes (again one instruction of
 // eight threads) has the data the flag vouches for. A line costs 128 bytes for 120 of data, where
 // the 16-byte lines cost 16 for 8, and, as there, no fence or separate flag crosses the link.
+// One instruction needs a converged warp: the warps that move lines never branch by lane, and
+// the per-peer work (call lines, tokens: one thread per peer, which waits alone) is done by an
+// extra warp of each block that moves no line. With that work in the first line warp, a lane
+// that waited for a peer's call line left the warp diverged, stored its 16 bytes of a line
+// later than the line's flag, and a peer took the line with 16 stale bytes (4 floats of another
+// piece in a sum; 2x H200, one process per GPU: 12-24 wrong elements per 32 MiB all-reduce).
 #include <algorithm>
 
 #include "cuda/call_line.cuh"
@@ -23,6 +29,10 @@ constexpr int kLineWords = kLine128Bytes / 8;  // 8-byte words per line
 constexpr int kDataWords = kLine128Data / 8;   // of which data; the last is the flag
 constexpr int kLineThreads = 8;                // threads per line, two words each
 constexpr int kWarpLines = 32 / kLineThreads;
+// Warps that move lines per block, and the block's threads: those and one warp for the work
+// per peer (oneShotLines128).
+constexpr int kLineWarps = kThreads / 32;
+constexpr int kLine128Threads = kThreads + 32;
 
 __device__ __forceinline__ void storeWords(Word* p, Word x, Word y) {
   asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(x), "l"(y) : "memory");
@@ -80,8 +90,8 @@ __device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* bas
     if (__all_sync(0xffffffffu, !p.valid || !p.flagSlot || y == epoch)) return;
     if (spins == 64) start = now();
     if (spins > 64 && (spins & 1023) == 0 &&
-        __any_sync(0xffffffffu, *static_cast<volatile std::uint32_t*>(a.error) != 0 || (a.abortWord && *a.abortWord) ||
-                                    now() - start > a.timeoutNs)) {
+        __any_sync(0xffffffffu, *static_cast<volatile std::uint32_t*>(a.error) != 0 ||
+                                    abortRequested(a.abortWord, now() - start) || now() - start > a.timeoutNs)) {
       if (threadIdx.x % 32 == 0) gaveUp(a, 0, sender);  // from 0: past the bound, records why
       x = y = 0;
       return;
@@ -109,19 +119,17 @@ __device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) 
 // warp's sending, where finishing only after the last send left every warp's last rounds of
 // polls and loads exposed (8 MiB all-reduce in graphs on 2x H200: 35.1-35.5 us so, 31.5-31.7 at
 // lag 0; 176d235:bench/results/2026-11-22-h200x2-s12, runs 1 and 3).
-// kRanks: 2, where the rank count is known when compiling, or 0 for any. For 2 every array and
-// loop over ranks shrinks to two: 36-40 registers instead of 96-128, three blocks per SM, and
-// all-reduces of 8-32 KiB in 2.9 us instead of 3.3, 8 MiB in 28.2 instead of 31.5 (run 5).
+// The line warps' work (warp `warp` of kLineWarps in this block): every line this warp owns
+// sent to every receiver and finished from every sender. No branch here depends on the lane
+// but for whole lines (a line's eight lanes always go together), so that each line is stored
+// and loaded by one instruction.
 template <class T, int kRanks>
-__global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128(OneShotArgs a) {
-  const std::uint32_t epoch = beginOperation(a);
-  announceCall(a, epoch);
-  const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
-  const int me = a.rank, n = kRanks ? kRanks : a.ranks;
+__device__ __forceinline__ void moveLines(const OneShotArgs& a, std::uint32_t epoch, std::uint32_t parity, int me,
+                                          int n, int warp) {
   const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
   const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
-  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * (blockDim.x / 32);
-  const std::size_t firstLine = (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * kWarpLines;
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * kLineWarps;
+  const std::size_t firstLine = (static_cast<std::size_t>(blockIdx.x) * kLineWarps + warp) * kWarpLines;
   const std::size_t stride = warps * kWarpLines;
   auto from = [&](int r) { return lines128(a, me, parity, r); };
   auto send = [&](std::size_t w) {
@@ -182,23 +190,40 @@ __global__ void __launch_bounds__(kThreads, kRanks == 2 ? 3 : 1) oneShotLines128
       }
     }
   };
-  // Tokens first: a rank that sends nothing to a peer in this operation still tells it that
-  // it has begun (the slots' reuse argument needs every rank to hear from every peer).
-  if (blockIdx.x == 0 && threadIdx.x < n && threadIdx.x != me && !dataFlows(a, me, threadIdx.x))
-    storeLine(token(a, threadIdx.x, parity, me), make_uint2(0, 0), epoch);
   // `lag` rounds of sending, then each round sent and the one `lag` rounds back finished,
   // then the rounds left to finish.
   std::size_t sendAt = firstLine, finishAt = firstLine;
   for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
-  // Before the first wait for a peer's lines, which a peer with another call may never send.
-  if (threadIdx.x < n && threadIdx.x != me) checkCall(a, epoch, threadIdx.x);
   for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
     send(sendAt);
     finish(finishAt);
   }
   for (; finishAt < lineCount; finishAt += stride) finish(finishAt);
-  if (blockIdx.x == 0 && threadIdx.x < n && threadIdx.x != me && !dataFlows(a, threadIdx.x, me))
-    awaitLine(a, token(a, me, parity, threadIdx.x), epoch, threadIdx.x);
+}
+
+// kRanks: 2, where the rank count is known when compiling, or 0 for any. For 2 every array and
+// loop over ranks shrinks to two: 36-40 registers instead of 96-128, three blocks per SM, and
+// all-reduces of 8-32 KiB in 2.9 us instead of 3.3, 8 MiB in 28.2 instead of 31.5 (run 5).
+template <class T, int kRanks>
+__global__ void __launch_bounds__(kLine128Threads, kRanks == 2 ? 3 : 1) oneShotLines128(OneShotArgs a) {
+  const std::uint32_t epoch = beginOperation(a);
+  const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
+  const int me = a.rank, n = kRanks ? kRanks : a.ranks;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == kLineWarps) {
+    // The per-peer warp, block 0's: lane t shows peer t this call, tells it that this rank
+    // has begun where it sends it nothing (a token: the slots' reuse argument needs every rank
+    // to hear from every peer), checks peer t's call (a different call is reported at once;
+    // the line warps' waits then give up), and waits for its token where it receives nothing.
+    if (blockIdx.x == 0 && lane < n && lane != me) {
+      announceCall(a, epoch, lane);
+      if (!dataFlows(a, me, lane)) storeLine(token(a, lane, parity, me), make_uint2(0, 0), epoch);
+      checkCall(a, epoch, lane);
+      if (!dataFlows(a, lane, me)) awaitLine(a, token(a, me, parity, lane), epoch, lane);
+    }
+  } else {
+    moveLines<T, kRanks>(a, epoch, parity, me, n, warp);
+  }
   endOperation(a);
 }
 
@@ -213,7 +238,8 @@ struct LaunchLines128 {
     const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
     const int blocks = static_cast<int>(
         std::clamp<std::size_t>((lineCount + linesPerBlock - 1) / linesPerBlock, 1, static_cast<std::size_t>(most)));
-    return launchOneShotKernel(a.ranks == 2 ? oneShotLines128<T, 2> : oneShotLines128<T, 0>, a, blocks, stream);
+    return launchOneShotKernel(a.ranks == 2 ? oneShotLines128<T, 2> : oneShotLines128<T, 0>, a, blocks, stream,
+                               kLine128Threads);
   }
 };
 
