@@ -17,18 +17,30 @@ __device__ __forceinline__ unsigned long long now() {
   return t;
 }
 
+// Waits shorter than this never read the abort word. It lies in mapped host memory: a read
+// crosses PCIe, and every polling thread of every rank reading it every few polls (hundreds
+// of threads per GPU in the one-shot kernel's regular variant) kept the waits themselves
+// slow. An abort is noticed within this much of a wait's start.
+inline constexpr unsigned long long kAbortPollAfterNs = 200'000;
+
+// Whether a wait that has lasted `waited` ns was aborted (RankCommunicator::abort() from
+// another thread wrote the host word).
+__device__ __forceinline__ bool abortRequested(const volatile std::uint32_t* abortWord, unsigned long long waited) {
+  return abortWord && waited > kAbortPollAfterNs && *abortWord != 0;
+}
+
 // Whether a wait that began at `start` gives up: the peer did not arrive within `timeoutNs`,
-// or the communicator was aborted (a non-zero *abortWord, mapped host memory), or an earlier
-// wait gave up. Records why in *error (the first reason wins): 1 + the sender waited for, or
-// kAbortedError.
+// or the communicator was aborted (abortRequested), or an earlier wait gave up. Records why
+// in *error (the first reason wins): 1 + the sender waited for, or kAbortedError.
 __device__ __forceinline__ bool waitGivesUp(std::uint32_t* error, unsigned long long timeoutNs,
                                             const volatile std::uint32_t* abortWord, unsigned long long start,
                                             int sender) {
-  const bool aborted = abortWord && *abortWord;
   // An earlier wait of this rank gave up already: its peers are out of step, so this one gives
   // up at once too (a dead peer costs one bound, not one per operation queued behind it).
   if (*static_cast<volatile std::uint32_t*>(error) != 0) return true;
-  if (!aborted && now() - start <= timeoutNs) return false;
+  const unsigned long long waited = now() - start;
+  const bool aborted = abortRequested(abortWord, waited);
+  if (!aborted && waited <= timeoutNs) return false;
   atomicCAS(error, 0u, aborted ? kAbortedError : static_cast<std::uint32_t>(sender + 1));
   return true;
 }
