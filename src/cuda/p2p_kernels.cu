@@ -32,46 +32,47 @@ __device__ void copyBlock(char* dst, const char* src, std::size_t bytes) {
 }
 
 __global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
-  const P2pTask t = a.tasks[blockIdx.x];
+  const P2pTask t = a.tasks[blockIdx.x / kP2pLanes];
+  const int lane = blockIdx.x % kP2pLanes;
   const int me = a.rank, n = a.layout.ranks;
-  std::uint32_t* mine = wordsOf(a, me);
-  std::uint32_t* const ready = mine;    // [sender]
-  std::uint32_t* const ack = mine + n;  // [receiver]
-  std::uint32_t* const sendSeq = mine + 2 * n;
-  std::uint32_t* const recvSeq = mine + 3 * n;
+  // This lane's words: [kind][rank][lane], kinds ready (by sender), ack (by receiver), sendSeq
+  // and recvSeq.
+  auto word = [&](int owner, int kind, int rank) { return wordsOf(a, owner) + (kind * n + rank) * kP2pLanes + lane; };
   const std::size_t slot = a.layout.slotBytes;
   const std::size_t chunks = (t.bytes + slot - 1) / slot;
   __shared__ bool failed;
   if (threadIdx.x == 0) failed = false;
-  const std::uint32_t base = t.send ? sendSeq[t.peer] : recvSeq[t.peer];
+  std::uint32_t* const seq = word(me, t.send ? 2 : 3, t.peer);
+  const std::uint32_t base = *seq;
   __syncthreads();
   for (std::size_t k = 0; k < chunks && !failed; ++k) {
     const std::uint32_t c = base + static_cast<std::uint32_t>(k);
     const std::size_t at = k * slot, len = t.bytes - at < slot ? t.bytes - at : slot;
+    const std::size_t b = a.layout.laneBegin(len, lane), e = a.layout.laneBegin(len, lane + 1);
     if (t.send) {
       // Slot c % 2 is free once the receiver has taken chunk c - 2.
-      if (threadIdx.x == 0 && !awaitCount(a, ack + t.peer, c - 1, t.peer)) failed = true;
+      if (threadIdx.x == 0 && !awaitCount(a, word(me, 1, t.peer), c - 1, t.peer)) failed = true;
       __syncthreads();
       if (failed) break;
       char* to = static_cast<char*>(a.memory[t.peer]) + a.layout.slotOffset(me, c % 2);
-      copyBlock(to, static_cast<const char*>(t.buffer) + at, len);
+      copyBlock(to + b, static_cast<const char*>(t.buffer) + at + b, e - b);
       __syncthreads();
       if (threadIdx.x == 0) {
-        __threadfence_system();  // the chunk lands before the receiver sees the count
-        oneshot::raiseFlag(wordsOf(a, t.peer) + me, c + 1);
+        __threadfence_system();  // the part lands before the receiver sees the count
+        oneshot::raiseFlag(word(t.peer, 0, me), c + 1);
       }
     } else {
-      if (threadIdx.x == 0 && !awaitCount(a, ready + t.peer, c + 1, t.peer)) failed = true;
+      if (threadIdx.x == 0 && !awaitCount(a, word(me, 0, t.peer), c + 1, t.peer)) failed = true;
       __syncthreads();
       if (failed) break;
       const char* from = static_cast<const char*>(a.memory[me]) + a.layout.slotOffset(t.peer, c % 2);
-      copyBlock(static_cast<char*>(t.buffer) + at, from, len);
+      copyBlock(static_cast<char*>(t.buffer) + at + b, from + b, e - b);
       __syncthreads();
       // Every thread's loads of the slot are done (the barrier) before the sender may refill it.
-      if (threadIdx.x == 0) oneshot::raiseFlag(wordsOf(a, t.peer) + n + me, c + 1);
+      if (threadIdx.x == 0) oneshot::raiseFlag(word(t.peer, 1, me), c + 1);
     }
   }
-  if (threadIdx.x == 0) (t.send ? sendSeq : recvSeq)[t.peer] = base + static_cast<std::uint32_t>(chunks);
+  if (threadIdx.x == 0) *seq = base + static_cast<std::uint32_t>(chunks);
 }
 
 }  // namespace
@@ -80,8 +81,9 @@ cudaError_t loadP2pKernels() { return loadKernels(p2pKernel); }
 
 cudaError_t launchP2p(const P2pArgs& a, cudaStream_t stream) {
   if (a.taskCount == 0) return cudaSuccess;
-  if (a.taskCount > kMaxP2pTasks || a.layout.slotBytes == 0) return cudaErrorInvalidValue;
-  p2pKernel<<<a.taskCount, kP2pThreads, 0, stream>>>(a);
+  if (a.taskCount > kMaxP2pTasks || a.layout.slotBytes == 0 || a.layout.slotBytes % (16 * kP2pLanes))
+    return cudaErrorInvalidValue;
+  p2pKernel<<<a.taskCount * kP2pLanes, kP2pThreads, 0, stream>>>(a);
   return cudaGetLastError();
 }
 
