@@ -141,7 +141,9 @@ int gpupeer_rank_comm_init(int nranks, const char* id, int rank, int device, int
                            gpupeer_error** error);
 /// Every rank's `blob` (`blob_bytes` each, the same on every rank) in rank order into `out`
 /// (nranks x blob_bytes); returns 0, or non-zero with a message of at most 1023 bytes in
-/// `message` (1024 bytes).
+/// `message` (1024 bytes). The communicator calls it again for every buffer registration and
+/// deregistration (collective, like start-up): `all_gather` and `user` must stay valid until
+/// gpupeer_rank_comm_destroy.
 typedef int (*gpupeer_all_gather_fn)(void* user, const char* blob, size_t blob_bytes, char* out, char* message);
 int gpupeer_rank_comm_init_all_gather(int nranks, int rank, gpupeer_all_gather_fn all_gather, void* user, int device,
                                       int timeout_ms, gpupeer_rank_comm** comm, gpupeer_error** error);

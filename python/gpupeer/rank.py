@@ -66,7 +66,11 @@ def init_with_all_gather(rank, world_size, all_gather, device=None, timeout_ms=N
                                                  timeout_ms or 0, ctypes.addressof(handle), ctypes.addressof(err))
     if code != 0:
         raise _lib.error_from(err.value, code)
-    return RankCommunicator(handle.value)
+    comm = RankCommunicator(handle.value)
+    # The library calls it again for every register_buffer and deregister_buffer: it must live
+    # as long as the communicator (a collected ctypes callback is a jump into freed memory).
+    comm._all_gather = callback
+    return comm
 
 
 def gather_callback(all_gather, world_size):

@@ -64,7 +64,9 @@ int gpupeer_rank_comm_init_all_gather(int nranks, int rank, gpupeer_all_gather_f
     if (!all_gather || !comm)
       return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "all_gather and comm must not be null"), error);
     if (nranks < 1) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("nranks: {}", nranks)), error);
-    AllGatherFn gather = [&](const std::string& blob) -> Result<std::string> {
+    // Kept by the communicator for registerBuffer's exchanges after this call returned: the
+    // function, its user pointer and the rank count are held by value.
+    AllGatherFn gather = [nranks, all_gather, user](const std::string& blob) -> Result<std::string> {
       std::string all(blob.size() * static_cast<std::size_t>(nranks), '\0');
       char message[1024] = {};
       if (all_gather(user, blob.data(), blob.size(), all.data(), message) != 0) {

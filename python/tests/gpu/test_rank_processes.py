@@ -43,6 +43,11 @@ def test_processes_through_a_process_group(tmp_path):
     run_ranks(2, "process_group", tmp_path)
 
 
+@pytest.mark.skipif(gpus() < 2, reason="an NCCL process group needs a GPU per process")
+def test_processes_through_an_nccl_process_group_register_buffers(tmp_path):
+    run_ranks(2, "process_group_nccl", tmp_path)
+
+
 def test_a_bad_unique_id_fails_with_a_clear_error():
     with pytest.raises(gpupeer.InvalidArgumentError, match="unique_id"):
         gpupeer.init(0, 2, b"x" * 5)

@@ -1,5 +1,6 @@
 """Code that runs in the processes the multi-process tests start (importable by spawn)."""
 
+import gc
 import os
 import traceback
 
@@ -141,23 +142,27 @@ def compiled(comm, rank, world, device):
 
 
 def worker(rank, world, init_method, how, results):
-    """One rank: joins by gpupeer.init (a unique id in a file) or through a gloo process group,
-    then runs the checks; puts (rank, failures) on `results`."""
+    """One rank: joins by gpupeer.init (a unique id in a file), through a gloo process group
+    (every process on GPU 0) or through an NCCL process group (one GPU per process), then runs
+    the checks; puts (rank, failures) on `results`."""
     try:
-        device = 0  # every process shares GPU 0
+        nccl = how == "process_group_nccl"
+        device = rank if nccl else 0  # NCCL takes one GPU per rank; the others share GPU 0
         torch.cuda.set_device(device)
-        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
+        dist.init_process_group("nccl" if nccl else "gloo", init_method=init_method, rank=rank, world_size=world)
         if how == "unique_id":
             blob = [gpupeer.get_unique_id() if rank == 0 else None]
             dist.broadcast_object_list(blob, src=0)
             comm = gpupeer.init(rank, world, blob[0], device=device)
         else:
             comm = gpupeer.torch.init_from_process_group()
+            # Registration calls the all-gather given at start-up again: nothing may have
+            # collected it meanwhile.
+            gc.collect()
         failures = collectives(comm, rank, world, device)
         failures += graph_capture(comm, rank, world, device)
-        if how == "unique_id":
-            failures += registered(comm, rank, world, device)
-        if how == "process_group":
+        failures += registered(comm, rank, world, device)
+        if how != "unique_id":
             failures += compiled(comm, rank, world, device)
         dist.barrier()
         comm.destroy()
