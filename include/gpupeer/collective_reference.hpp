@@ -26,8 +26,10 @@ std::uint8_t floatToFp8(float f, DataType format);  ///< float to fp8 bits, roun
 
 /// Known-answer input of `rank`: small integers (quarters for floating types) that every type
 /// holds exactly; int8/uint8 values are scaled so that sums over two ranks wrap, int64 values
-/// shifted so that products wrap, exercising the type's own arithmetic.
-std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t count);
+/// shifted so that products wrap, exercising the type's own arithmetic. Another `salt` gives
+/// other values at every index: a call checked on inputs of a salt that the calls before it
+/// did not use shows data left over from them.
+std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t count, unsigned salt = 0);
 
 /// Element i of a buffer of `type`, as double.
 double elementAsDouble(DataType type, const void* data, std::size_t i);

@@ -109,10 +109,13 @@ std::uint8_t floatToFp8(float f, DataType format) {
   return static_cast<std::uint8_t>(sign | ((e - 1 + l.bias) << l.mantissaBits) | mant);
 }
 
-std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t count) {
+std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t count, unsigned salt) {
   std::vector<std::uint8_t> out(count * dataTypeSize(type));
+  // A salt shifts the index by a step that is no multiple of 17 (the pattern's period) for
+  // salts 1-16, so that every element changes.
+  const std::size_t shift = static_cast<std::size_t>(salt % 17) * 5;
   for (std::size_t i = 0; i < count; ++i) {
-    int v = static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 17) - 8;
+    int v = static_cast<int>((i * 7 + shift + static_cast<std::size_t>(rank) * 13) % 17) - 8;
     unsigned char* p = out.data() + i * dataTypeSize(type);
     auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
     switch (type) {

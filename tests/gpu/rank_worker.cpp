@@ -18,36 +18,18 @@
 #include "cuda/device_memory.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/rank_communicator.hpp"
+#include "rank_scenarios.hpp"
+#include "rank_worker_checks.hpp"
 
 namespace gpupeer {
 namespace {
-
-int failures = 0;
-
-#define WORKER_CHECK(cond, ...)        \
-  do {                                 \
-    if (!(cond)) {                     \
-      std::printf("FAIL %s: ", #cond); \
-      std::printf(__VA_ARGS__);        \
-      std::printf("\n");               \
-      ++failures;                      \
-    }                                  \
-  } while (0)
-
-bool ok(const Status& st, const char* what) {
-  if (!st.isOk()) {
-    std::printf("FAIL %s: %s\n", what, st.toString().c_str());
-    ++failures;
-  }
-  return st.isOk();
-}
 
 struct Worker {
   RankCommunicator& comm;
   int n, rank;
   Stream stream;
   DeviceBuffer send, recv;
-  static constexpr std::size_t kBytes = 8u << 20;
+  static constexpr std::size_t kBytes = 16u << 20;
 
   explicit Worker(RankCommunicator& c) : comm(c), n(c.ranks()), rank(c.rank()) {
     ok(stream.create(c.device()), "stream");
@@ -65,15 +47,7 @@ struct Worker {
   }
 
   Status run(CollOp op, const void* in, void* out, std::size_t count, DataType type, RedOp redop, int root) {
-    switch (op) {
-      case CollOp::kAllReduce: return comm.allReduce(in, out, count, type, redop, s());
-      case CollOp::kAllGather: return comm.allGather(in, out, count, type, s());
-      case CollOp::kReduceScatter: return comm.reduceScatter(in, out, count, type, redop, s());
-      case CollOp::kBroadcast: return comm.broadcast(in, out, count, type, root, s());
-      case CollOp::kReduce: return comm.reduce(in, out, count, type, redop, root, s());
-      case CollOp::kAllToAll: return comm.allToAll(in, out, count, type, s());
-      default: return Status(ErrorCode::kInvalidArgument, "op");
-    }
+    return runCollective(comm, op, in, out, count, type, redop, root, s());
   }
 
   // One operation from known-answer inputs, `offset` bytes into the buffers, checked against
@@ -92,6 +66,13 @@ struct Worker {
     std::snprintf(what, sizeof what, "%s %s %s count %zu +%zu%s", collOpName(op), dataTypeName(type), redOpName(redop),
                   count, offset, inPlace ? " in place" : "");
     if (!ok(run(op, at.send, at.recv, count, type, redop, root), what) || !sync(what)) return;
+    // An out-of-place call leaves its input as it was, and so does a reduce on the ranks that
+    // are not its root (they write no output; off the alignment their buffer is staged in only).
+    if (!inPlace || (op == CollOp::kReduce && rank != root)) {
+      std::vector<std::uint8_t> kept(inputs[rank].size());
+      cudaMemcpy(kept.data(), at.send, kept.size(), cudaMemcpyDeviceToHost);
+      WORKER_CHECK(kept == inputs[rank], "%s: rank %d's input changed", what, rank);
+    }
     if (op == CollOp::kReduce && rank != root) return;
     std::vector<std::uint8_t> got(collectiveOutputElements(op, count, n) * dataTypeSize(type));
     cudaMemcpy(got.data(), at.recv, got.size(), cudaMemcpyDeviceToHost);
@@ -166,7 +147,7 @@ struct Worker {
   // Every ordered pair in turn (the others idle), then a cycle of grouped send + recv, then a
   // send to itself.
   void pointToPoint() {
-    const std::size_t bytes = (2u << 20) + 12345;  // three chunks of the 1 MiB slots, odd end
+    const std::size_t bytes = (8u << 20) + 12345;  // three chunks of the 4 MiB slots, odd end
     for (int from = 0; from < n; ++from)
       for (int to = 0; to < n; ++to) {
         if (from == to || (rank != from && rank != to)) continue;
@@ -412,11 +393,13 @@ int run(int argc, char** argv) {
   RankCommOptions options;
   options.device = rank % devices;
   options.timeoutMs = timeoutMs;
-  // Small slots put the collectives' pieces in several kernels; the mismatches keep the
-  // default, so that a large call takes the regular variant.
+  // Small slots put the collectives' pieces in several kernels, and registered buffers are
+  // read directly at every size; the mismatches keep the default slots, so that a large call
+  // takes the regular variant, and the large calls every default.
   const bool mismatch = scenario.rfind("mismatch-", 0) == 0;
-  options.slotBytes = mismatch ? RankCommOptions{}.slotBytes : 64u << 10;
-  options.zeroCopyFromBytes = 0;  // registered buffers are read directly at every size
+  const bool large = scenario == "many-piece-sums" || scenario.rfind("large-calls", 0) == 0 || scenario == "soak";
+  if (!mismatch && !large) options.slotBytes = 64u << 10;
+  if (!large) options.zeroCopyFromBytes = 0;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     std::printf("init failed: %s\n", made.status().toString().c_str());
@@ -438,6 +421,12 @@ int run(int argc, char** argv) {
     w.registeredStale();
   } else if (mismatch) {
     w.mismatched(scenario.substr(9), timeoutMs);
+  } else if (scenario == "many-piece-sums") {
+    manyPieceSumsOnFreshInputs(comm, w.s());
+  } else if (scenario == "large-calls" || scenario == "large-calls-registered") {
+    largeCallsOnFreshInputs(comm, w.s(), scenario == "large-calls-registered");
+  } else if (scenario == "soak") {
+    soakAgainstNccl(comm, w.s(), 10000);
   } else if (scenario == "abort") {
     aborted(comm, w);
   } else {

@@ -181,6 +181,20 @@ TEST(KnownAnswerInput, ExactInEveryTypeAndWrapsWhereMeant) {
   EXPECT_NE(knownAnswerInput(DataType::kInt32, 0, 8), knownAnswerInput(DataType::kInt32, 1, 8));
 }
 
+// A check on salted inputs must see data left over from calls on other salts: every element
+// changes, for every salt that the pattern's period does not cancel.
+TEST(KnownAnswerInput, EverySaltChangesEveryElement) {
+  const auto plain = knownAnswerInput(DataType::kInt32, 1, 1000);
+  EXPECT_EQ(knownAnswerInput(DataType::kInt32, 1, 1000, 0), plain);
+  EXPECT_EQ(knownAnswerInput(DataType::kInt32, 1, 1000, 17), plain);
+  for (unsigned salt = 1; salt < 17; ++salt) {
+    const auto salted = knownAnswerInput(DataType::kInt32, 1, 1000, salt);
+    for (std::size_t i = 0; i < 1000; ++i)
+      ASSERT_NE(elementAsDouble(DataType::kInt32, salted.data(), i), elementAsDouble(DataType::kInt32, plain.data(), i))
+          << "salt " << salt << ", element " << i;
+  }
+}
+
 // Builds what each collective must produce from int32 inputs (rank r: r*100 + i) and checks
 // that the correct output passes and a single changed element is counted.
 TEST(CheckCollective, EveryOperationPassesItsOutputAndCatchesOneWrongElement) {

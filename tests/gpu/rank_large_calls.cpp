@@ -1,0 +1,221 @@
+// Calls of many pieces between processes, each on inputs no earlier call used. A check on the
+// same inputs as the calls before it cannot see data left over from them (a scratch line read
+// before all of it landed holds the same values as the line it should have been); salted
+// inputs make every such element wrong.
+
+#include <cstring>
+#include <vector>
+
+#include "cuda/device_memory.hpp"
+#include "gpupeer/collective_reference.hpp"
+#include "rank_scenarios.hpp"
+#include "rank_worker_checks.hpp"
+
+namespace gpupeer {
+namespace {
+
+// Every rank's input of `salt` (each rank computes them all for the reference).
+std::vector<std::vector<std::uint8_t>> inputsOf(CollOp op, DataType type, std::size_t count, int n, unsigned salt) {
+  std::vector<std::vector<std::uint8_t>> in;
+  for (int r = 0; r < n; ++r) in.push_back(knownAnswerInput(type, r, collectiveInputElements(op, count, n), salt));
+  return in;
+}
+
+std::vector<const void*> pointers(const std::vector<std::vector<std::uint8_t>>& in) {
+  std::vector<const void*> p;
+  for (const auto& v : in) p.push_back(v.data());
+  return p;
+}
+
+bool synced(RankCommunicator& comm, cudaStream_t stream, const char* what) {
+  if (cudaStreamSynchronize(stream) != cudaSuccess) {
+    std::printf("FAIL %s: %s\n", what, cudaGetErrorString(cudaGetLastError()));
+    ++failures;
+    return false;
+  }
+  return ok(comm.checkError(), what);
+}
+
+// The result at `out` against the reference over `inputs`; false where it is wrong.
+bool checked(RankCommunicator& comm, CollOp op, DataType type, RedOp redop, int root, std::size_t count,
+             const std::vector<std::vector<std::uint8_t>>& inputs, const void* out, const char* what) {
+  if (op == CollOp::kReduce && comm.rank() != root) return true;
+  std::vector<std::uint8_t> got(collectiveOutputElements(op, count, comm.ranks()) * dataTypeSize(type));
+  if (cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    WORKER_CHECK(false, "%s: download failed", what);
+    return false;
+  }
+  ReductionCheck c = checkCollective(op, type, redop, root, pointers(inputs), comm.rank(), got.data(), count);
+  WORKER_CHECK(c.wrong == 0, "%s: %zu of %zu elements wrong, first at %zu", what, c.wrong,
+               collectiveOutputElements(op, count, comm.ranks()), c.firstWrong);
+  return c.wrong == 0;
+}
+
+// A graph of `launch`'s calls on `stream` (null where capture failed, reported).
+template <class Launch>
+cudaGraphExec_t captured(cudaStream_t stream, Launch launch) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  WORKER_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
+  launch();
+  WORKER_CHECK(cudaStreamEndCapture(stream, &graph) == cudaSuccess, "end capture");
+  WORKER_CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
+  if (graph) cudaGraphDestroy(graph);
+  return exec;
+}
+
+}  // namespace
+
+Status runCollective(RankCommunicator& comm, CollOp op, const void* send, void* recv, std::size_t count, DataType type,
+                     RedOp redop, int root, cudaStream_t stream) {
+  const int n = comm.ranks(), rank = comm.rank();
+  switch (op) {
+    case CollOp::kAllReduce: return comm.allReduce(send, recv, count, type, redop, stream);
+    case CollOp::kAllGather: return comm.allGather(send, recv, count, type, stream);
+    case CollOp::kReduceScatter: return comm.reduceScatter(send, recv, count, type, redop, stream);
+    case CollOp::kBroadcast: return comm.broadcast(send, recv, count, type, root, stream);
+    case CollOp::kReduce: return comm.reduce(send, recv, count, type, redop, root, stream);
+    case CollOp::kAllToAll: return comm.allToAll(send, recv, count, type, stream);
+    case CollOp::kSendRecv: {
+      GPUPEER_RETURN_IF_ERROR(comm.groupStart());
+      Status sent = comm.send(send, count, type, (rank + 1) % n, stream);
+      Status received = sent.isOk() ? comm.recv(recv, count, type, (rank + n - 1) % n, stream) : sent;
+      Status ended = comm.groupEnd();
+      return received.isOk() ? ended : received;
+    }
+  }
+  return Status(ErrorCode::kInvalidArgument, "op");
+}
+
+void manyPieceSumsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream) {
+  // 32 MiB and 12 bytes: eight pieces of 4 MiB, each with 128-byte lines past the first round
+  // of the 128-byte variant's grid on 2 GPUs, and a last piece that is not whole 8-byte words.
+  constexpr std::size_t kCount = (8u << 20) + 3;
+  constexpr int kInputs = 3, kCalls = 12;
+  const int n = comm.ranks(), rank = comm.rank(), device = comm.device();
+  const DataType type = DataType::kFloat32;
+  std::vector<std::vector<std::vector<std::uint8_t>>> inputs;
+  std::vector<DeviceBuffer> in(kInputs), out(kCalls);
+  for (int k = 0; k < kInputs; ++k) {
+    inputs.push_back(inputsOf(CollOp::kAllReduce, type, kCount, n, k + 1));
+    if (!ok(in[k].allocate(device, kCount * 4), "input buffer")) return;
+    cudaMemcpy(in[k].get(), inputs[k][rank].data(), kCount * 4, cudaMemcpyHostToDevice);
+  }
+  for (DeviceBuffer& b : out)
+    if (!ok(b.allocate(device, kCount * 4), "output buffer")) return;
+  cudaDeviceSynchronize();
+  auto calls = [&] {
+    for (int c = 0; c < kCalls; ++c)
+      if (!ok(comm.allReduce(in[c % kInputs].get(), out[c].get(), kCount, type, RedOp::kSum, stream), "sum")) return;
+  };
+  auto checkAll = [&](const char* mode) {
+    int wrongCalls = 0;
+    for (int c = 0; c < kCalls; ++c) {
+      char what[96];
+      std::snprintf(what, sizeof what, "%s call %d (inputs of salt %d)", mode, c, c % kInputs + 1);
+      wrongCalls +=
+          !checked(comm, CollOp::kAllReduce, type, RedOp::kSum, 0, kCount, inputs[c % kInputs], out[c].get(), what);
+    }
+    std::printf("ok many-piece sums %s: %d of %d calls wrong\n", mode, wrongCalls, kCalls);
+  };
+  calls();
+  if (!synced(comm, stream, "eager sums")) return;
+  checkAll("eager");
+  cudaGraphExec_t exec = captured(stream, calls);
+  if (!exec) return;
+  for (int replay = 0; replay < 2; ++replay) {
+    // Cleared first: an element the replay did not write must not pass as the last one's.
+    for (DeviceBuffer& b : out) cudaMemsetAsync(b.get(), 0xff, b.size(), stream);
+    WORKER_CHECK(cudaGraphLaunch(exec, stream) == cudaSuccess, "graph launch");
+    if (!synced(comm, stream, "graph replay")) break;
+    checkAll(replay == 0 ? "graph" : "graph again");
+  }
+  cudaGraphExecDestroy(exec);
+}
+
+void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool registered) {
+  const int n = comm.ranks(), rank = comm.rank(), device = comm.device();
+  struct Size {
+    DataType type;
+    std::size_t count;
+    std::size_t offset;  // bytes into the buffers
+    bool inPlace;
+  };
+  // Two pieces and an odd tail; nine pieces of 4 MiB; the same in bfloat16 and in place; the
+  // first size 4 bytes off the 16-byte alignment (staged where a rank's buffers are not
+  // 8-byte aligned).
+  const Size sizes[] = {{DataType::kFloat32, (1u << 20) + 5, 0, false},
+                        {DataType::kFloat32, (1u << 20) + 5, 4, false},
+                        {DataType::kFloat32, (9u << 20) + 3, 0, false},
+                        {DataType::kBFloat16, (9u << 20) + 1, 0, true}};
+  const std::size_t most = static_cast<std::size_t>(n) * ((9u << 20) + 8) * 4 + 64;
+  const std::size_t allReduce256 = 64u << 20;  // floats: 256 MiB
+  DeviceBuffer send, recv;
+  if (!ok(send.allocate(device, std::max(most, allReduce256 * 4)), "send buffer") ||
+      !ok(recv.allocate(device, std::max(most, allReduce256 * 4)), "receive buffer"))
+    return;
+  if (registered && (!ok(comm.registerBuffer(send.get(), send.size()), "register send") ||
+                     !ok(comm.registerBuffer(recv.get(), recv.size()), "register recv")))
+    return;
+  const CollOp ops[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
+                        CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
+  unsigned call = 0;
+  // One call of `op` on inputs of a salt the previous call did not use: eager, or captured
+  // and replayed on fresh inputs; false where it went wrong.
+  auto one = [&](CollOp op, const Size& z, bool graph) {
+    const unsigned salt = 1 + call++ % 16;
+    const int root = static_cast<int>(call % n);
+    const RedOp redop = op == CollOp::kReduce ? RedOp::kMax : RedOp::kSum;
+    InPlacePointers at{send.bytes() + z.offset, recv.bytes() + z.offset};
+    if (z.inPlace && op != CollOp::kSendRecv) at = inPlacePointers(op, at.send, at.recv, z.count, z.type, rank);
+    char what[160];
+    std::snprintf(what, sizeof what, "%s %s %s count %zu +%zu%s%s%s, %d ranks", graph ? "graph" : "eager",
+                  collOpName(op), dataTypeName(z.type), z.count, z.offset, z.inPlace ? " in place" : "",
+                  registered ? " registered" : "", op == CollOp::kReduce || op == CollOp::kBroadcast ? " rooted" : "",
+                  n);
+    const auto inputs = inputsOf(op, z.type, z.count, n, salt);
+    auto launch = [&] { ok(runCollective(comm, op, at.send, at.recv, z.count, z.type, redop, root, stream), what); };
+    cudaGraphExec_t exec = graph ? captured(stream, launch) : nullptr;
+    if (graph && !exec) return false;
+    // Written after the capture: the graph reads whatever the buffers hold when it runs.
+    cudaMemset(recv.get(), 0xff, recv.size());
+    cudaMemcpy(at.send, inputs[rank].data(), inputs[rank].size(), cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+    if (exec) {
+      WORKER_CHECK(cudaGraphLaunch(exec, stream) == cudaSuccess, "%s: launch", what);
+      cudaStreamSynchronize(stream);
+      cudaGraphExecDestroy(exec);
+    } else {
+      launch();
+    }
+    if (!synced(comm, stream, what) || !checked(comm, op, z.type, redop, root, z.count, inputs, at.recv, what))
+      return false;
+    // An out-of-place call leaves its input as it was, and so does a reduce on the ranks that
+    // are not its root, in place or not (they write no output).
+    if (z.inPlace && !(op == CollOp::kReduce && rank != root)) return true;
+    std::vector<std::uint8_t> kept(inputs[rank].size());
+    cudaMemcpy(kept.data(), at.send, kept.size(), cudaMemcpyDeviceToHost);
+    WORKER_CHECK(kept == inputs[rank], "%s: the input changed", what);
+    return kept == inputs[rank];
+  };
+  int wrong = 0, made = 0;
+  for (CollOp op : ops)
+    for (const Size& z : sizes)
+      for (bool graph : {false, true}) {
+        if (registered && op != CollOp::kAllReduce && op != CollOp::kAllGather && op != CollOp::kReduceScatter)
+          continue;
+        wrong += !one(op, z, graph);
+        ++made;
+      }
+  for (bool graph : {false, true}) {
+    wrong += !one(CollOp::kAllReduce, {DataType::kFloat32, allReduce256, 0, false}, graph);
+    ++made;
+  }
+  std::printf("ok large calls%s: %d of %d wrong\n", registered ? " registered" : "", wrong, made);
+  if (registered) {
+    ok(comm.deregisterBuffer(send.get()), "deregister send");
+    ok(comm.deregisterBuffer(recv.get()), "deregister recv");
+  }
+}
+
+}  // namespace gpupeer
