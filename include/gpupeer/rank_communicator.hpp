@@ -57,13 +57,20 @@ struct RankCommOptions {
   /// Bound on every wait for other ranks (start-up, barriers inside kernels, teardown).
   int timeoutMs = 30000;
   /// One-shot scratch per rank: 2 x ranks slots of this size; larger messages go in pieces.
-  std::size_t slotBytes = 4u << 20;
+  /// 0: defaultSlotBytes(ranks).
+  std::size_t slotBytes = 0;
   /// All-reduces, all-gathers and reduce-scatters of at least this many bytes per rank whose
   /// buffers lie in registered buffers (registerBuffer) read and write the peers' buffers
   /// directly (the pull kernel) instead of going through the scratch. Must be the same on
   /// every rank (a call that takes the pull kernel on some ranks only is reported as a
   /// mismatch).
   std::size_t zeroCopyFromBytes = 1u << 20;
+
+  /// The slot of `ranks` ranks where slotBytes is 0: 16 MiB on 2 ranks, whose pieces go in
+  /// 128-byte lines that move larger pieces faster (all-reduce of 256 MiB in graphs on 2x H200:
+  /// 853 us in 16 MiB pieces against 1010 in 4 MiB ones, NCCL 893), 4 MiB from 3 ranks, whose
+  /// scratch grows with the rank count (2 x ranks slots).
+  static std::size_t defaultSlotBytes(int ranks) { return ranks == 2 ? 16u << 20 : 4u << 20; }
 };
 
 class RankCommunicator {
@@ -72,7 +79,8 @@ class RankCommunicator {
   /// bootstrap. Returns when every rank has joined, or kTimeout naming the ranks missing.
   static Result<std::unique_ptr<RankCommunicator>> init(int nranks, const UniqueId& id, int rank,
                                                         const RankCommOptions& options = {});
-  /// The same, with the caller's all-gather carrying the exchange.
+  /// The same, with the caller's all-gather carrying the exchange; the communicator keeps a
+  /// copy of it for registerBuffer's and deregisterBuffer's exchanges.
   static Result<std::unique_ptr<RankCommunicator>> initWithAllGather(int nranks, int rank, const AllGatherFn& allGather,
                                                                      const RankCommOptions& options = {});
   /// Frees this rank's memory and unmaps the peers'; never waits for other ranks.
@@ -83,6 +91,10 @@ class RankCommunicator {
   int device() const;
   /// "cuMem handles over a Unix socket between 2 processes" or how peers are mapped.
   const std::string& transport() const;
+  /// The algorithm a collective of `bytes` (nccl-tests' size column) takes on buffers that are
+  /// not registered: one-shot; from 3 ranks two-shot for a large all-reduce and the chain for
+  /// a large broadcast or reduce ("copy" with one rank, "p2p" for send/recv).
+  const char* algorithmFor(CollOp op, std::size_t bytes) const;
 
   // Per-rank calls with NCCL's arguments and in-place rules (all-gather: send == recv + rank x
   // count; reduce-scatter: recv == send + rank x count). Every argument is checked before

@@ -172,7 +172,19 @@ bool ringSupports(CollOp op) { return op != CollOp::kAllToAll; }
 bool splitSupports(CollOp op) { return op != CollOp::kAllToAll && op != CollOp::kSendRecv; }
 
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
-                                 const std::vector<AlgoRule>& table, bool pullAllowed, bool ringP2p, bool peersMapped) {
+                                 const std::vector<AlgoRule>& table, bool pullAllowed, bool ringP2p, bool peersMapped,
+                                 bool hostKnowsPeers) {
+  if (!hostKnowsPeers) {
+    // Only the scratch, mapped at start-up, joins the ranks: their buffers are reached by
+    // nothing else (registered buffers take their own path before the table is asked). The
+    // chain passes its steps through the next rank's scratch then.
+    for (const AlgoRule& rule : table)
+      if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
+          (rule.upToBytes == 0 || bytes <= rule.upToBytes) &&
+          (rule.algo == CollAlgo::kOneShot || rule.algo == CollAlgo::kTwoShot || rule.algo == CollAlgo::kChain))
+        return rule.algo;
+    return CollAlgo::kOneShot;
+  }
   // Send/recv is a shift to the next rank: the ring's one step, which the copy engines take.
   auto ringFor = [op] { return op == CollOp::kSendRecv ? CollAlgo::kCopyEngine : CollAlgo::kRing; };
   if (!override.empty()) {

@@ -377,19 +377,20 @@ namespace {
 
 Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo);
 
-// All-reduce as a reduce-scatter into each rank's share of the output, then an all-gather of
-// it in place, each by the algorithm its own size calls for; the elements that do not divide
-// evenly go through one one-shot all-reduce. The parts come from a checked request, so they
-// are not checked again.
+}  // namespace
+
 Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type), share = q.count / n, rest = q.count - share * n;
+  // Ranks of other processes: this process holds its own rank's buffers only, and the halves
+  // go through the scratch.
+  const bool hostKnowsPeers = static_cast<int>(c.local.size()) == n;
   CollRequest scatter = q, gather = q, tail = q;
   scatter.op = CollOp::kReduceScatter;
   gather.op = CollOp::kAllGather;
   scatter.count = gather.count = share;
   tail.count = rest;
-  for (int r = 0; r < n; ++r) {
+  for (int r : c.local) {
     void* mine = static_cast<char*>(q.recv[r]) + r * share * es;
     scatter.recv[r] = mine;
     gather.send[r] = mine;
@@ -398,13 +399,16 @@ Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   }
   for (const CollRequest* part : {&scatter, &gather}) {
     if (!share) break;
-    Result<CollAlgo> algo = chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "",
-                                            algorithmTable(), q.peersCanRead, false, q.peersCanRead && q.peersCanWrite);
+    Result<CollAlgo> algo =
+        chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "", algorithmTable(),
+                        q.peersCanRead, false, q.peersCanRead && q.peersCanWrite, hostKnowsPeers);
     if (!algo.isOk()) return algo.status();
     GPUPEER_RETURN_IF_ERROR(runChecked(c, *part, algo.value()));
   }
   return rest ? runOneShot(c, tail) : Status::ok();
 }
+
+namespace {
 
 Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
   switch (algo) {

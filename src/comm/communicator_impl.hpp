@@ -167,6 +167,11 @@ Status copyBetween(Communicator::Impl& c, int from, int to, void* dst, const voi
                    cudaStream_t stream);
 
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
+/// All-reduce as a reduce-scatter into each rank's share of the output, then an all-gather of
+/// it in place, each by the algorithm its own size calls for (through the scratch alone where
+/// the ranks are in other processes); the elements that do not divide evenly go through one
+/// one-shot all-reduce. The parts come from a checked request, so they are not checked again.
+Status runTwoShot(Communicator::Impl& c, const CollRequest& q);
 /// Where the ranks live in several processes, a call whose buffers lie in registered buffers
 /// (RankCommunicator::registerBuffer): this rank's table and its buffers' references into it
 /// (OneShotArgs::registered).

@@ -102,6 +102,11 @@ struct StagedPiece {
   std::size_t inRows = 1, outRows = 1, bytes = 0, inPitch = 0, outPitch = 0;
 };
 
+bool misaligned8(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 8 != 0; }
+
+// Only what the rank reads is staged in and what it writes staged out: a reduce's other ranks
+// write no output (their receive buffer is their send buffer: a copy back would overwrite
+// their input with the staging area), a broadcast's read no input.
 StagedPiece stagingFor(const Communicator::Impl& c, const CollRequest& q, const OneShotArgs& a) {
   StagedPiece s;
   if (c.alignStaging.size() == 0) return s;
@@ -111,8 +116,8 @@ StagedPiece stagingFor(const Communicator::Impl& c, const CollRequest& q, const 
   s.outRows = a.outStride ? c.n() : 1;
   s.inPitch = a.inStride * es;
   s.outPitch = a.outStride * es;
-  s.in = reinterpret_cast<std::uintptr_t>(a.in) % 8 != 0;
-  s.out = reinterpret_cast<std::uintptr_t>(a.out) % 8 != 0;
+  s.in = misaligned8(a.in) && !(q.op == CollOp::kBroadcast && a.rank != q.root);
+  s.out = misaligned8(a.out) && !(q.op == CollOp::kReduce && a.rank != q.root);
   return s;
 }
 
@@ -130,9 +135,10 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
       args[r] = argsFor(c, q, r, done, len);
       staged[r] = stagingFor(c, q, args[r]);
       // Decided on aligned pointers but the real strides (the same on every rank; a staged
-      // piece's rows, len elements apart, are then aligned too: slots are multiples of 256).
+      // piece's rows, len elements apart, are then aligned too: slots are multiples of 256),
+      // also for a buffer the rank does not touch, so that every rank decides alike.
       OneShotArgs decide = args[r];
-      if (staged[r].in || staged[r].out) {
+      if (c.alignStaging.size() && (misaligned8(decide.in) || misaligned8(decide.out))) {
         char* base = static_cast<char*>(c.alignStaging.get());
         decide.in = base;
         decide.out = base + c.alignStaging.size() / 2;
@@ -233,17 +239,20 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split, const Re
 Status runChain(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const bool reduce = q.op == CollOp::kReduce;
+  // Ranks in other processes: no rank reaches the next one's output, and a broadcast's steps
+  // pass through the next rank's scratch as a reduce's partials do.
+  const bool staged = !reduce && static_cast<int>(c.local.size()) != n;
   const std::size_t bytes = q.count * dataTypeSize(q.type);
-  // Two blocks per SM at most (kChainThreads: both fit); a reduce's partials in the one-shot
+  // Two blocks per SM at most (kChainThreads: both fit); steps through scratch in the one-shot
   // scratch.
   Result<ChainPlan> plan =
       planChain(q.op, n, q.root, bytes, reduce ? c.options.chainReduceStepBytes : c.options.chainStepBytes,
                 std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * c.fewestSms, kMaxOneShotBlocks),
-                2 * n * c.options.oneShotSlotBytes);
+                2 * n * c.options.oneShotSlotBytes, staged);
   if (!plan.isOk()) return plan.status();
   const ChainPlan& p = plan.value();
   std::array<OneShotArgs, kMaxCommRanks> args;
-  for (int r = 0; r < n; ++r) {
+  for (int r : c.local) {
     OneShotArgs& a = args[r];
     a = argsFor(c, q, r, 0, q.count);
     a.chainPrev = p.prev[r];
@@ -251,11 +260,16 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
     a.len = bytes;
     a.pullBlocks = p.blocks;
     a.chainStepBytes = p.stepBytes;
-    a.chainPositions = p.positions;
+    a.chainPositions = reduce || staged ? p.positions : 0;
     a.targetCount = 0;
     if (reduce) {
       a.peerIn[0] = q.send[r];
       a.targets[a.targetCount++] = q.recv[r];  // only the root's is written
+      continue;
+    }
+    if (staged) {
+      a.peerIn[0] = r == q.root ? q.send[r] : nullptr;  // the others take each step from their scratch
+      if (r != q.root || q.recv[r] != q.send[r]) a.targets[a.targetCount++] = q.recv[r];
       continue;
     }
     a.peerIn[0] = r == q.root ? q.send[r] : q.recv[r];

@@ -9,6 +9,7 @@
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
 #include "gpupeer/bench.hpp"
+#include "gpupeer/collective_algo.hpp"
 
 namespace gpupeer {
 namespace {
@@ -94,13 +95,30 @@ const std::string& RankCommunicator::transport() const { return impl_->transport
 
 namespace {
 
+// The table's choice for ranks that reach each other through the scratch alone.
+Result<CollAlgo> scratchAlgorithm(CollOp op, std::size_t bytes, int ranks) {
+  return chooseAlgorithm(op, bytes, ranks, true, "", algorithmTable(), false, false, false, /*hostKnowsPeers=*/false);
+}
+
+}  // namespace
+
+const char* RankCommunicator::algorithmFor(CollOp op, std::size_t bytes) const {
+  if (impl_->n() == 1) return "copy";
+  if (op == CollOp::kSendRecv) return "p2p";
+  Result<CollAlgo> algo = scratchAlgorithm(op, bytes, impl_->n());
+  return algo.isOk() ? collAlgoName(algo.value()) : "?";
+}
+
+namespace {
+
 Status usable(const RankCommunicator::Impl& c) {
   if (c.aborted.load()) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "the communicator was aborted");
   return c.failure;
 }
 
-// One rank's collective: checked as the one-process communicator checks its ranks, then the
-// one-shot kernel, or with one rank a local copy.
+// One rank's collective: checked as the one-process communicator checks its ranks; then on
+// registered buffers the pull kernel, else what the algorithm table gives ranks that reach
+// each other through the scratch (one-shot, or two-shot), or with one rank a local copy.
 Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, void* recv, std::size_t count,
                      DataType type, RedOp redop, int root, cudaStream_t stream) {
   GPUPEER_RETURN_IF_ERROR(usable(c));
@@ -130,21 +148,27 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
       count * es >= c.zeroCopyFromBytes &&
       findRegistered(c, q.send[c.rank], collectiveInputElements(op, count, n) * es, registered.sendRef) &&
       findRegistered(c, q.recv[c.rank], collectiveOutputElements(op, count, n) * es, registered.recvRef);
+  const std::size_t bytes = collectiveBytes(op, count, type, n);
+  CollAlgo algo = zeroCopy ? (op == CollOp::kReduceScatter ? CollAlgo::kPull : CollAlgo::kSplit) : CollAlgo::kOneShot;
+  if (!zeroCopy && n > 1) {
+    Result<CollAlgo> chosen = scratchAlgorithm(op, bytes, n);
+    if (!chosen.isOk()) return chosen.status();
+    algo = chosen.value();
+  }
   // As the one-process communicator's: Nsight shows each operation by name and size.
-  NvtxRange range("{} {} {} by {}", collOpName(op), formatBytes(collectiveBytes(op, count, type, n)),
-                  dataTypeName(type),
-                  n == 1     ? "copy"
-                  : zeroCopy ? (op == CollOp::kReduceScatter ? "pull" : "split")
-                             : "oneshot");
+  NvtxRange range("{} {} {} by {}", collOpName(op), formatBytes(bytes), dataTypeName(type),
+                  n == 1 ? "copy" : collAlgoName(algo));
   if (zeroCopy) {
     registered.table = static_cast<const RegisteredBuffer*>(c.registeredTable.get());
     return runPull(c.core, q, op != CollOp::kReduceScatter, &registered);
   }
+  if (algo == CollAlgo::kTwoShot) return runTwoShot(c.core, q);
+  if (algo == CollAlgo::kChain) return runChain(c.core, q);
   if (n > 1) return runOneShot(c.core, q);
   // One rank: the result is the input (all-gather's and alltoall's single chunk too).
-  const std::size_t bytes = count * dataTypeSize(type);
   if (q.recv[0] != q.send[0])
-    GPUPEER_CUDA_CHECK(c.device, cudaMemcpyAsync(q.recv[0], q.send[0], bytes, cudaMemcpyDeviceToDevice, stream));
+    GPUPEER_CUDA_CHECK(
+        c.device, cudaMemcpyAsync(q.recv[0], q.send[0], count * dataTypeSize(type), cudaMemcpyDeviceToDevice, stream));
   return Status::ok();
 }
 

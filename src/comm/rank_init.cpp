@@ -19,7 +19,7 @@
 namespace gpupeer {
 namespace {
 
-constexpr std::size_t kP2pSlotBytes = 1u << 20;
+constexpr std::size_t kP2pSlotBytes = 4u << 20;
 
 }  // namespace
 
@@ -82,8 +82,10 @@ Result<std::vector<nlohmann::json>> exchangeJson(const AllGatherFn& exchange, co
   return parsed;
 }
 
-Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommOptions& options,
+Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommOptions& given,
                 const AllGatherFn& exchange, const std::string& how) {
+  RankCommOptions options = given;
+  if (options.slotBytes == 0) options.slotBytes = RankCommOptions::defaultSlotBytes(nranks);
   if (options.slotBytes < 4096 || options.slotBytes % 256)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("slots of at least 4 KiB, a multiple of 256 bytes, not {}", options.slotBytes));
@@ -101,6 +103,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   if (nranks > 1) {
     GPUPEER_CUDA_CHECK(device, loadOneShotKernels());
     GPUPEER_CUDA_CHECK(device, loadPullKernels());
+    GPUPEER_CUDA_CHECK(device, loadChainKernels());
     GPUPEER_CUDA_CHECK(device, loadP2pKernels());
   }
   c.rank = rank;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/call_line.cuh"
 #include "cuda/one_shot_device.cuh"
 #include "cuda/reduce_math.cuh"
 
@@ -16,7 +17,7 @@ using namespace oneshot;
 // Units each thread keeps in flight.
 constexpr int kChainDepth = 4;
 
-static_assert(kMaxChainSteps + 2 < kFlagStride, "a step's flag must stay within the operation's range");
+static_assert(kMaxChainSteps + 2 < kFlagStride - 1, "a step's flag must stay below the departure's");
 
 // Thread 0 waits for `sender`'s word in this rank's memory to reach `value`; the block
 // continues together after it.
@@ -118,10 +119,44 @@ __global__ void __launch_bounds__(kChainThreads) chainBroadcast(OneShotArgs a) {
   endOperation(a);
 }
 
+// `bytes` from `src` to `next` (the next rank's scratch; null on the chain's last rank) and
+// to `out` (this rank's output; null where the data is there already), U at a time, then the
+// bytes after the last whole unit one at a time.
+template <class U>
+__device__ __forceinline__ void forwardStep(const char* src, char* next, char* out, std::size_t bytes) {
+  const std::size_t units = bytes / sizeof(U);
+  const U* s = reinterpret_cast<const U*>(src);
+  for (std::size_t u = threadIdx.x; u < units; u += kChainDepth * kChainThreads) {
+    U x[kChainDepth];
+#pragma unroll
+    for (int i = 0; i < kChainDepth; ++i)
+      if (u + i * kChainThreads < units) x[i] = s[u + i * kChainThreads];
+#pragma unroll
+    for (int i = 0; i < kChainDepth; ++i)
+      if (u + i * kChainThreads < units) {
+        if (next) reinterpret_cast<U*>(next)[u + i * kChainThreads] = x[i];
+        if (out) reinterpret_cast<U*>(out)[u + i * kChainThreads] = x[i];
+      }
+  }
+  for (std::size_t i = units * sizeof(U) + threadIdx.x; i < bytes; i += kChainThreads) {
+    if (next) next[i] = src[i];
+    if (out) out[i] = src[i];
+  }
+}
+
+// A chain whose steps pass through the next rank's scratch, in positions that each block
+// cycles through: the reduce (each rank combines the previous rank's partial with its input
+// and hands the result on; the root, last, writes its output) and the broadcast of ranks in
+// other processes (no rank reaches the next one's output: each takes the step from its
+// scratch, or the root from its input, into the next rank's scratch and its own output).
 template <class T, bool kVectors>
-__global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
+__global__ void __launch_bounds__(kChainThreads) chainStaged(OneShotArgs a) {
   using U = std::conditional_t<kVectors, uint4, T>;
   const std::uint32_t epoch = beginOperation(a);
+  // Ranks in other processes show each other their calls (call_line.cuh) and compare them
+  // before the first wait, which a peer making another call might never meet.
+  announceCall(a, epoch);
+  if (threadIdx.x < a.ranks && threadIdx.x != a.rank) checkCall(a, epoch, threadIdx.x);
   const std::uint32_t mark = epoch * kFlagStride;
   __shared__ bool failed;
   if (threadIdx.x == 0) failed = false;
@@ -129,26 +164,32 @@ __global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
   // the scratch that the next rank's kernel will read.
   meetPeers(a, mark + 1, false, failed);
   const std::size_t step = a.chainStepBytes, positions = a.chainPositions;
-  const bool last = a.chainNext < 0;
+  const bool last = a.chainNext < 0, reduce = a.op == CollOp::kReduce;
   for (std::uint32_t s = 0;; ++s) {
     const std::size_t b = (static_cast<std::size_t>(s) * gridDim.x + blockIdx.x) * step;
     if (b >= a.len) break;
     const std::size_t slot = (blockIdx.x * positions + s % positions) * step;
     const std::uint32_t value = mark + 2 + s;
-    // The previous rank's partial has landed; the next rank has read what this step's
-    // position held `positions` steps ago (thread 1 waits for that while thread 0 waits here).
+    // The previous rank's step has landed; the next rank has read what this step's position
+    // held `positions` steps ago (thread 1 waits for that while thread 0 waits here).
     if (a.chainPrev >= 0) awaitStep(a, a.chainPrev, value, failed);
     if (!last && s >= positions && threadIdx.x == 1 && !failed &&
         !awaitFlag(a, flagOf(a, a.rank, a.chainNext), value - positions, a.chainNext))
       failed = true;
     __syncthreads();
-    const char* partial = a.chainPrev >= 0 ? static_cast<const char*>(a.scratch[a.rank]) + slot : nullptr;
-    char* out = last ? static_cast<char*>(a.targets[0]) + b : static_cast<char*>(a.scratch[a.chainNext]) + slot;
+    const char* held = a.chainPrev >= 0 ? static_cast<const char*>(a.scratch[a.rank]) + slot : nullptr;
+    char* next = last ? nullptr : static_cast<char*>(a.scratch[a.chainNext]) + slot;
     const std::size_t e = min(a.len, b + step);
-    const std::size_t whole = b + (e - b) / sizeof(U) * sizeof(U);
-    reduceStep<T, U>(a, partial, out, b, whole, last);
-    if (kVectors && whole < e)  // the message's last elements, one at a time
-      reduceStep<T, T>(a, partial ? partial + (whole - b) : nullptr, out + (whole - b), whole, e, last);
+    if (reduce) {
+      char* out = last ? static_cast<char*>(a.targets[0]) + b : next;
+      const std::size_t whole = b + (e - b) / sizeof(U) * sizeof(U);
+      reduceStep<T, U>(a, held, out, b, whole, last);
+      if (kVectors && whole < e)  // the message's last elements, one at a time
+        reduceStep<T, T>(a, held ? held + (whole - b) : nullptr, out + (whole - b), whole, e, last);
+    } else {
+      const char* src = held ? held : static_cast<const char*>(a.peerIn[0]) + b;
+      forwardStep<U>(src, next, a.targetCount ? static_cast<char*>(a.targets[0]) + b : nullptr, e - b);
+    }
     __syncthreads();  // this step's loads are done and its stores issued
     if (threadIdx.x == 0) {
       if (!last) {
@@ -158,34 +199,39 @@ __global__ void __launch_bounds__(kChainThreads) chainReduce(OneShotArgs a) {
       if (a.chainPrev >= 0) raiseFlag(flagOf(a, a.chainPrev, a.rank), value);  // its position is free
     }
   }
+  // Departure: block b of every rank has read every step of its positions, so that no later
+  // kernel of any rank (a one-shot push into the scratch, which takes no barrier first)
+  // overwrites one unread; this kernel ends once every block has met its peers. The value
+  // lies above every step's flag of this operation.
+  meetPeers(a, mark + kFlagStride - 1, false, failed);
   endOperation(a);
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
 
-struct LaunchChainReduce {
+struct LaunchChainStaged {
   const OneShotArgs& a;
   cudaStream_t stream;
   template <class T>
   cudaError_t operator()() const {
     bool vectors = aligned16(a.peerIn[0]) && aligned16(a.targets[0]);
     for (int r = 0; r < a.ranks; ++r) vectors = vectors && aligned16(a.scratch[r]);
-    return launchOneShotKernel(vectors ? chainReduce<T, true> : chainReduce<T, false>, a, a.pullBlocks, stream,
+    return launchOneShotKernel(vectors ? chainStaged<T, true> : chainStaged<T, false>, a, a.pullBlocks, stream,
                                kChainThreads);
   }
 };
 
-struct LoadChainReduce {
+struct LoadChainStaged {
   template <class T>
   cudaError_t operator()() const {
-    return loadKernels(chainReduce<T, true>, chainReduce<T, false>);
+    return loadKernels(chainStaged<T, true>, chainStaged<T, false>);
   }
 };
 
 }  // namespace
 
 cudaError_t loadChainKernels() {
-  if (cudaError_t e = forEveryType(LoadChainReduce{}); e != cudaSuccess) return e;
+  if (cudaError_t e = forEveryType(LoadChainStaged{}); e != cudaSuccess) return e;
   return loadKernels(chainBroadcast<uint4>, chainBroadcast<unsigned char>);
 }
 
@@ -196,8 +242,10 @@ cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream
     return cudaErrorInvalidValue;
   if (a.op == CollOp::kReduce) {
     if (a.chainPositions == 0 || a.targetCount != 1) return cudaErrorInvalidValue;
-    return dispatchType(type, LaunchChainReduce{a, stream});
+    return dispatchType(type, LaunchChainStaged{a, stream});
   }
+  // A broadcast through the scratch: bytes, whatever the type.
+  if (a.chainPositions > 0) return LaunchChainStaged{a, stream}.operator()<unsigned char>();
   bool vectors = aligned16(a.peerIn[0]);
   for (int k = 0; k < a.targetCount; ++k) vectors = vectors && aligned16(a.targets[k]);
   return launchOneShotKernel(vectors ? chainBroadcast<uint4> : chainBroadcast<unsigned char>, a, a.pullBlocks, stream,

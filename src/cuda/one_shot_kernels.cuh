@@ -59,7 +59,10 @@ struct OneShotArgs {
   /// targets[0..targetCount). Reduce: peerIn[0] (this rank's input) combined with what the
   /// previous rank left in this rank's scratch goes into the next rank's scratch, or on the
   /// last rank (the root) into targets[0]; each block cycles through chainPositions steps of
-  /// scratch, and reuses one after the next rank says it has read it.
+  /// scratch, and reuses one after the next rank says it has read it. A broadcast with
+  /// chainPositions > 0 passes through the scratch the same way (ranks in other processes):
+  /// the root's steps from peerIn[0], the others' from their scratch, into the next rank's
+  /// scratch and targets[0] (none where in place).
   int chainPrev = -1, chainNext = -1;
   std::size_t chainStepBytes = 0, chainPositions = 0;
   /// Some target is a peer's memory: the last barrier fences the stores before it tells anyone.

@@ -220,5 +220,29 @@ TEST(CollectiveAlgo, WithoutP2pOnlyTheCopyEnginesWork) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "ring").value(), CollAlgo::kRing);
 }
 
+// Ranks in other processes reach each other through the scratch alone: one-shot, from 3 ranks
+// the two-shot all-reduce and the chain's broadcast and reduce where the table takes them;
+// nothing else, whatever the size.
+TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
+  auto across = [](CollOp op, std::size_t bytes, int ranks) {
+    return chooseAlgorithm(op, bytes, ranks, true, "", algorithmTable(), false, false, false, false).value();
+  };
+  for (CollOp op : {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast, CollOp::kReduce,
+                    CollOp::kAllToAll, CollOp::kSendRecv})
+    for (int ranks = 2; ranks <= kMaxCommRanks; ++ranks)
+      for (std::size_t bytes = 8; bytes <= (std::size_t{1} << 30); bytes *= 4) {
+        const CollAlgo a = across(op, bytes, ranks);
+        const bool twoShot = op == CollOp::kAllReduce && ranks > 2 && bytes > (256u << 10);
+        const bool chain = ranks > 2 && ((op == CollOp::kBroadcast && bytes > (256u << 10)) ||
+                                         (op == CollOp::kReduce && bytes > (512u << 10)));
+        EXPECT_EQ(a, twoShot ? CollAlgo::kTwoShot
+                     : chain ? CollAlgo::kChain
+                             : CollAlgo::kOneShot)
+            << collOpName(op) << " of " << bytes << " on " << ranks;
+      }
+  // The same rows decide within one process: a two-shot all-reduce there too.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, 4, true, "").value(), CollAlgo::kTwoShot);
+}
+
 }  // namespace
 }  // namespace gpupeer

@@ -30,7 +30,7 @@ struct Options {
   double factor = 2;
   int gpus = 0, iters = 20, warmup = 5, root = 0, graphLaunches = 0, check = 1;
   int procs = 0, procRank = -1;  // --procs: one process per rank (coll_procs.hpp)
-  std::string procId;
+  std::string procId, slot;      // --slot: RankCommOptions::slotBytes (with --procs)
 };
 
 struct Measured {
@@ -89,15 +89,23 @@ int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std:
             "--procs", std::to_string(o.procs)};
   if (!o.baseline.empty()) p.args.insert(p.args.end(), {"--baseline", o.baseline});
   if (!o.json.empty()) p.args.insert(p.args.end(), {"--json", o.json});
+  if (!o.slot.empty()) {
+    Result<std::size_t> slot = parseByteSize(o.slot);
+    if (!slot.isOk()) return reportError(slot.status());
+    p.slotBytes = slot.value();
+    p.args.insert(p.args.end(), {"--slot", o.slot});
+  }
   return o.procRank >= 0 ? runCollProcsRank(p) : runCollProcsParent(p);
 }
 
-// Times `launch` and checks its out-of-place result on fresh inputs.
+// Times `launch` on inputs of salt 0, then checks one more operation on inputs of salt 1 (the
+// `checked` ones): a value left over from the timed operations differs from the one expected.
 Measured measure(std::vector<CollRank>& ranks, const CollLaunch& launch, const CollBuffers& b, const Options& o,
                  CollOp op, DataType type, RedOp redop, std::size_t count,
-                 const std::vector<std::vector<std::uint8_t>>& inputs) {
+                 const std::vector<std::vector<std::uint8_t>>& timed,
+                 const std::vector<std::vector<std::uint8_t>>& checked) {
   Measured m;
-  Status st = uploadInputs(ranks, b, inputs);
+  Status st = uploadInputs(ranks, b, timed);
   Result<double> t = st.isOk() ? timeCollective(ranks, launch, b, o.warmup, o.iters, o.graphLaunches) : st;
   if (!t.isOk()) {
     m.error = t.status().message();
@@ -105,7 +113,10 @@ Measured measure(std::vector<CollRank>& ranks, const CollLaunch& launch, const C
   }
   m.seconds = t.value();
   if (o.check) {
-    auto wrong = countWrong(ranks, b, op, type, redop, o.root, count, inputs);
+    st = uploadInputs(ranks, b, checked);
+    if (st.isOk()) st = launch(b.send, b.recv);
+    if (st.isOk()) st = syncRanks(ranks);
+    auto wrong = st.isOk() ? countWrong(ranks, b, op, type, redop, o.root, count, checked) : Result<std::size_t>(st);
     if (!wrong.isOk()) m.error = wrong.status().message();
     m.wrong = wrong.isOk() ? wrong.value() : 0;
   }
@@ -254,8 +265,11 @@ int run(const Options& o) {
   for (std::size_t bytes : sizes.value()) {
     const std::size_t count = countFor(bytes);
     const std::size_t shown = collectiveBytes(cop, count, dtype, n);
-    std::vector<std::vector<std::uint8_t>> inputs;
-    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(dtype, r, collectiveInputElements(cop, count, n)));
+    std::vector<std::vector<std::uint8_t>> inputs, checked;
+    for (int r = 0; r < n; ++r) {
+      inputs.push_back(knownAnswerInput(dtype, r, collectiveInputElements(cop, count, n)));
+      checked.push_back(knownAnswerInput(dtype, r, collectiveInputElements(cop, count, n), 1));
+    }
     CollLaunch ours = [&](const std::vector<const void*>& sb, const std::vector<void*>& rb) {
       return comm.value()->run(cop, sb, rb, count, dtype, rop, o.root, streams);
     };
@@ -265,18 +279,18 @@ int run(const Options& o) {
     inPlaceDiffers = inPlaceDiffers || !sameAlgo;
     CollBuffers oop = collBuffers(ranks.value(), cop, count, dtype, false);
     CollBuffers inp = collBuffers(ranks.value(), cop, count, dtype, true);
-    Measured mine = measure(ranks.value(), ours, oop, o, cop, dtype, rop, count, inputs);
+    Measured mine = measure(ranks.value(), ours, oop, o, cop, dtype, rop, count, inputs, checked);
     if (mine.error.empty()) {
       if (Status st = comm.value()->checkBarriers(); !st.isOk()) return reportError(st);
     }
     // In place: one operation on fresh inputs is checked (repeating it would reduce the
     // result again), then the back-to-back operations are timed.
     Measured mineInPlace;
-    Status once = uploadInputs(ranks.value(), inp, inputs);
+    Status once = uploadInputs(ranks.value(), inp, checked);
     if (once.isOk()) once = ours(inp.send, inp.recv);
     if (once.isOk()) once = syncRanks(ranks.value());
     if (once.isOk() && o.check) {
-      auto w = countWrong(ranks.value(), inp, cop, dtype, rop, o.root, count, inputs);
+      auto w = countWrong(ranks.value(), inp, cop, dtype, rop, o.root, count, checked);
       if (w.isOk())
         mineInPlace.wrong = w.value();
       else
@@ -328,7 +342,7 @@ int run(const Options& o) {
         return nccl->run(cop, sb, rb, count, dtype, rop, o.root, streams);
       };
       CollBuffers bb = collBuffers(*bl.ranks, cop, count, dtype, false);
-      Measured m = measure(*bl.ranks, theirs, bb, o, cop, dtype, rop, count, inputs);
+      Measured m = measure(*bl.ranks, theirs, bb, o, cop, dtype, rop, count, inputs, checked);
       if (m.error.empty()) {
         Bandwidth nb = collectiveBandwidth(cop, shown, m.seconds, n);
         line += fmt::format(" {:>14.2f} {:>7.2f} {:>6} {:>6.2f}x |", m.seconds * 1e6, nb.busbw, m.wrong,
@@ -392,6 +406,9 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("--procs", opts->procs,
                   "one process per rank (RankCommunicator), this many, each on GPU rank % visible GPUs; NCCL "
                   "baseline by ncclCommInitRank per process");
+  sub->add_option("--slot", opts->slot,
+                  "with --procs: each rank's one-shot slot (RankCommOptions::slotBytes; default 16M on 2 "
+                  "ranks, 4M from 3): larger messages go in pieces of it");
   sub->add_option("--proc-rank", opts->procRank)->group("");  // set by --procs for the ranks it starts
   sub->add_option("--proc-id", opts->procId)->group("");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });

@@ -17,6 +17,7 @@
 #include "command_registry.hpp"
 #include "cuda/copy_kernels.cuh"
 #include "cuda/device_memory.hpp"
+#include "gpupeer/bench.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/nccl_baseline.hpp"
 #include "gpupeer/rank_communicator.hpp"
@@ -165,6 +166,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
   }
   RankCommOptions options;
   options.device = rank % visible;
+  options.slotBytes = o.slotBytes ? o.slotBytes : RankCommOptions::defaultSlotBytes(n);
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, made.status().toString());
@@ -218,8 +220,8 @@ int runCollProcsRank(const CollProcsOptions& o) {
   };
   const double launchUs = smallLaunchUs(stats.get(), stream);
   if (rank == 0) {
-    fmt::print("# gpupeer coll {} --procs {}: {} processes, one rank each; {}; type {}{}{}; {}\n", collOpName(o.op), n,
-               n, comm.transport(), dataTypeName(o.type),
+    fmt::print("# gpupeer coll {} --procs {}: {} processes, one rank each; {}; one-shot slots of {}; type {}{}{}; {}\n",
+               collOpName(o.op), n, n, comm.transport(), formatBytes(options.slotBytes), dataTypeName(o.type),
                reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
                rooted(o.op) ? fmt::format(", root {}", o.root) : "",
                o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times",
@@ -245,12 +247,18 @@ int runCollProcsRank(const CollProcsOptions& o) {
   bool anyWrong = false, anyError = false;
   for (std::size_t size : o.sizes) {
     const std::size_t count = countFor(size), shown = collectiveBytes(o.op, count, o.type, n);
+    // The timed operations run on inputs of salt 0, the checked one on salt 1: a value left
+    // over from an earlier operation (a stale scratch line, a chunk not yet written) differs
+    // from the one expected, where on the same inputs it would match.
     std::vector<std::vector<std::uint8_t>> inputs;
     std::vector<const void*> in;
-    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(o.type, r, collectiveInputElements(o.op, count, n)));
+    for (int r = 0; r < n; ++r)
+      inputs.push_back(knownAnswerInput(o.type, r, collectiveInputElements(o.op, count, n), 1));
     for (auto& v : inputs) in.push_back(v.data());
-    auto upload = [&] {
-      cudaMemcpy(send.get(), inputs[rank].data(), inputs[rank].size(), cudaMemcpyHostToDevice);
+    const std::vector<std::uint8_t> timedInput =
+        knownAnswerInput(o.type, rank, collectiveInputElements(o.op, count, n), 0);
+    auto upload = [&](const std::vector<std::uint8_t>& mine) {
+      cudaMemcpy(send.get(), mine.data(), mine.size(), cudaMemcpyHostToDevice);
       cudaDeviceSynchronize();
     };
     auto wrongOf = [&]() -> double {
@@ -260,9 +268,9 @@ int runCollProcsRank(const CollProcsOptions& o) {
       return static_cast<double>(checkCollective(o.op, o.type, o.redop, o.root, in, rank, got.data(), count).wrong);
     };
     auto runOn = [&](auto&& one) {
-      upload();
+      upload(timedInput);
       Timing t = timeRank(one, stream, o.warmup, o.iters, o.graphLaunches, [&] { gather(0, RedOp::kMax); });
-      upload();  // one checked operation on fresh inputs
+      upload(inputs[rank]);  // one checked operation on fresh inputs
       if (t.error.empty())
         if (Status st = one(); !st.isOk()) t.error = st.message();
       cudaStreamSynchronize(stream);
@@ -290,12 +298,11 @@ int runCollProcsRank(const CollProcsOptions& o) {
     if (!health.isOk() && mine.error.empty()) mine.error = health.message();
     const double us = gather(mine.deviceUs, RedOp::kMax), wrong = gather(mineWrong, RedOp::kSum),
                  hostUs = gather(mine.hostUs, RedOp::kMax), failed = gather(mine.error.empty() ? 0 : 1, RedOp::kMax);
-    nlohmann::json row = {{"bytes", shown}, {"count", count}};
-    // The one-process table's columns, so that scripts read both alike; every operation here
-    // takes the one-shot kernel (docs/multi-process.md).
+    nlohmann::json row = {{"bytes", shown}, {"count", count}, {"algo", comm.algorithmFor(o.op, shown)}};
+    // The one-process table's columns, so that scripts read both alike.
     std::string line = fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(o.type),
                                    reducing(o.op) ? redOpName(o.redop) : "none", rooted(o.op) ? o.root : -1,
-                                   n > 1 ? (o.op == CollOp::kSendRecv ? "p2p" : "oneshot") : "copy");
+                                   comm.algorithmFor(o.op, shown));
     if (failed == 0) {
       Bandwidth bw = collectiveBandwidth(o.op, shown, us * 1e-6, n);
       line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6.0f} | {:>9.2f} |", us, bw.algbw, bw.busbw, wrong,

@@ -22,6 +22,7 @@ struct CollProcsOptions {
   int iters = 20, warmup = 5, graphLaunches = 0, check = 1;
   bool nccl = false;
   std::string json;
+  std::size_t slotBytes = 0;  ///< RankCommOptions::slotBytes; 0: its default
   /// The parent's command line (from "coll" on), which each rank reruns with its rank added.
   std::vector<std::string> args;
   /// Set in the processes the parent starts.
