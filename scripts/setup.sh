@@ -22,5 +22,9 @@ if [ ! -x "$cuda_home/bin/nvcc" ]; then
   echo "setup: no nvcc in $cuda_home/bin: install the CUDA 13 toolkit there or set CUDA_HOME" >&2
   exit 1
 fi
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" >/dev/null
+# GPUPEER_CUDA_ARCHITECTURES (CMake's list) picks the GPUs the device code is built for; by
+# default A100 (sm_80), Hopper (sm_90) and PTX for newer GPUs.
+archs=${GPUPEER_CUDA_ARCHITECTURES:-80-real;90-real;90-virtual}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" \
+  "-DGPUPEER_CUDA_ARCHITECTURES=$archs" >/dev/null
 cmake --build "$build" -j "$(nproc)"
