@@ -18,12 +18,12 @@
 #     sanitize the GPU tests under compute-sanitizer memcheck, racecheck and synccheck (the
 #            tests of one GPU; with 2+ GPUs the communicator's too; SANITIZE_FILTER overrides)
 # --gpus: GPUs 0..N-1 (default every visible GPU). --out: default
-# bench/results/<machine>/<date>-<topic>/, machine as h200x2 (model, count). --max: default 512M
-# on 2 GPUs, 128M on more; 256M for procs. --ops: the collectives coll and tune run (default all seven; tune of
-# all seven takes ~7 minutes on 2 GPUs, more on 4: split it over calls). Each step's log starts
-# with its exact command; summary.txt lists exit codes and times; meta.json, machine.txt and
-# results.jsonl (scripts/results_from_log.py) sit beside them. GPUPEER_COMMIT names the build's
-# commit where the checkout has no .git.
+# bench/results/<machine>/<date>-<topic>/, machine as h200x2 (model, count). --max: default 256M
+# for procs, else 512M on 2 GPUs and 128M on more. --ops: the collectives coll and tune run
+# (default all seven; tune of all seven takes ~7 minutes on 2 GPUs, more on 4: split it over
+# calls). Each step's log starts with its exact command; summary.txt lists exit codes and times;
+# meta.json, machine.txt and results.jsonl (scripts/results_from_log.py) sit beside them.
+# GPUPEER_COMMIT names the build's commit where the checkout has no .git.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/logged_steps.sh"
@@ -56,8 +56,9 @@ last=$((n - 1))
 # The machine-level steps (check, doctor, bench) see GPUs 0..N-1 only.
 [ -n "$gpus" ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ] && export CUDA_VISIBLE_DEVICES=$(seq -s, 0 "$last")
 # One process per rank: 256 MiB whatever the count (the sizes frameworks all-reduce).
-[ -n "$max" ] || { [ "$suite" = procs ] && max=256M; }
-[ -n "$max" ] || { [ "$n" -le 2 ] && max=512M || max=128M; }
+if [ -z "$max" ]; then
+  if [ "$suite" = procs ]; then max=256M; elif [ "$n" -le 2 ]; then max=512M; else max=128M; fi
+fi
 # The model's name: "NVIDIA H100 80GB HBM3" -> h100, "NVIDIA H200" -> h200.
 model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
   awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[A-Za-z]+[0-9][0-9]/) { print tolower($i); exit } print tolower($NF)}')

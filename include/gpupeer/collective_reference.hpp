@@ -33,6 +33,9 @@ std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t 
 
 /// Element i of a buffer of `type`, as double.
 double elementAsDouble(DataType type, const void* data, std::size_t i);
+/// Element i of a buffer of `type` set to `value`, converted as the type's own conversions do
+/// (integers truncated and wrapped, floating types rounded to nearest even).
+void storeElement(DataType type, void* data, std::size_t i, double value);
 
 /// How far a collective's output is from the reference.
 struct ReductionCheck {

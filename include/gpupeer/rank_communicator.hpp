@@ -91,6 +91,8 @@ class RankCommunicator {
   int device() const;
   /// "cuMem handles over a Unix socket between 2 processes" or how peers are mapped.
   const std::string& transport() const;
+  /// Each one-shot slot (RankCommOptions::slotBytes as given, or its default).
+  std::size_t slotBytes() const;
   /// The algorithm a collective of `bytes` (nccl-tests' size column) takes on buffers that are
   /// not registered: one-shot; from 3 ranks two-shot for a large all-reduce and the chain for
   /// a large broadcast or reduce ("copy" with one rank, "p2p" for send/recv).

@@ -171,6 +171,16 @@ bool ringSupports(CollOp op) { return op != CollOp::kAllToAll; }
 
 bool splitSupports(CollOp op) { return op != CollOp::kAllToAll && op != CollOp::kSendRecv; }
 
+namespace {
+
+// Whether `rule` is a row for `op` of `bytes` on `ranks` GPUs.
+bool covers(const AlgoRule& rule, CollOp op, std::size_t bytes, int ranks) {
+  return rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
+         (rule.upToBytes == 0 || bytes <= rule.upToBytes);
+}
+
+}  // namespace
+
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
                                  const std::vector<AlgoRule>& table, bool pullAllowed, bool ringP2p, bool peersMapped,
                                  bool hostKnowsPeers) {
@@ -179,8 +189,7 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
     // nothing else (registered buffers take their own path before the table is asked). The
     // chain passes its steps through the next rank's scratch then.
     for (const AlgoRule& rule : table)
-      if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
-          (rule.upToBytes == 0 || bytes <= rule.upToBytes) &&
+      if (covers(rule, op, bytes, ranks) &&
           (rule.algo == CollAlgo::kOneShot || rule.algo == CollAlgo::kTwoShot || rule.algo == CollAlgo::kChain))
         return rule.algo;
     return CollAlgo::kOneShot;
@@ -209,8 +218,7 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
   // P2P links; the copy engines would stage some copies through host memory.
   if (!p2p) return ringP2p && ringSupports(op) ? ringFor() : CollAlgo::kCopyEngine;
   for (const AlgoRule& rule : table)
-    if (rule.op == op && ranks >= rule.minRanks && ranks <= rule.maxRanks &&
-        (rule.upToBytes == 0 || bytes <= rule.upToBytes) && (pullAllowed || rule.algo != CollAlgo::kPull) &&
+    if (covers(rule, op, bytes, ranks) && (pullAllowed || rule.algo != CollAlgo::kPull) &&
         (peersMapped || (rule.algo != CollAlgo::kSplit && rule.algo != CollAlgo::kChain)))
       return rule.algo;
   return CollAlgo::kCopyEngine;

@@ -114,24 +114,41 @@ std::vector<std::uint8_t> knownAnswerInput(DataType type, int rank, std::size_t 
   // A salt shifts the index by a step that is no multiple of 17 (the pattern's period) for
   // salts 1-16, so that every element changes.
   const std::size_t shift = static_cast<std::size_t>(salt % 17) * 5;
-  for (std::size_t i = 0; i < count; ++i) {
-    int v = static_cast<int>((i * 7 + shift + static_cast<std::size_t>(rank) * 13) % 17) - 8;
-    unsigned char* p = out.data() + i * dataTypeSize(type);
-    auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
+  // v in -8..8 as `type`: quarters in the floating types, int8 scaled so that sums over two
+  // ranks wrap, uint8 shifted positive and scaled alike, int64 shifted so that products wrap.
+  auto valueOf = [type](int v) -> double {
     switch (type) {
-      case DataType::kFloat32: put(v / 4.0f); break;
-      case DataType::kFloat64: put(v / 4.0); break;
-      case DataType::kFloat16: put(floatToHalf(v / 4.0f)); break;
-      case DataType::kBFloat16: put(floatToBfloat16(v / 4.0f)); break;
-      case DataType::kInt8: put(static_cast<std::int8_t>(v * 15)); break;
-      case DataType::kUInt8: put(static_cast<std::uint8_t>((v + 8) * 15)); break;
-      case DataType::kInt32: put(static_cast<std::int32_t>(v)); break;
-      case DataType::kInt64: put(static_cast<std::int64_t>(v) * (std::int64_t{1} << 33)); break;
-      case DataType::kFloat8E4M3:
-      case DataType::kFloat8E5M2: put(floatToFp8(v / 4.0f, type)); break;
+      case DataType::kInt8: return v * 15;
+      case DataType::kUInt8: return (v + 8) * 15;
+      case DataType::kInt32: return v;
+      case DataType::kInt64: return static_cast<double>(v) * static_cast<double>(std::int64_t{1} << 33);
+      default: return v / 4.0;
     }
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    const int v = static_cast<int>((i * 7 + shift + static_cast<std::size_t>(rank) * 13) % 17) - 8;
+    storeElement(type, out.data(), i, valueOf(v));
   }
   return out;
+}
+
+void storeElement(DataType type, void* data, std::size_t i, double value) {
+  auto* p = static_cast<unsigned char*>(data) + i * dataTypeSize(type);
+  auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
+  // Integers through int64, so that a negative value wraps into an unsigned type.
+  const auto whole = static_cast<std::int64_t>(value);
+  switch (type) {
+    case DataType::kFloat32: put(static_cast<float>(value)); break;
+    case DataType::kFloat64: put(value); break;
+    case DataType::kFloat16: put(floatToHalf(static_cast<float>(value))); break;
+    case DataType::kBFloat16: put(floatToBfloat16(static_cast<float>(value))); break;
+    case DataType::kInt8: put(static_cast<std::int8_t>(whole)); break;
+    case DataType::kUInt8: put(static_cast<std::uint8_t>(whole)); break;
+    case DataType::kInt32: put(static_cast<std::int32_t>(whole)); break;
+    case DataType::kInt64: put(whole); break;
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2: put(floatToFp8(static_cast<float>(value), type)); break;
+  }
 }
 
 double elementAsDouble(DataType type, const void* data, std::size_t i) {

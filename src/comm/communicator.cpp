@@ -382,9 +382,6 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo);
 Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
   const std::size_t es = dataTypeSize(q.type), share = q.count / n, rest = q.count - share * n;
-  // Ranks of other processes: this process holds its own rank's buffers only, and the halves
-  // go through the scratch.
-  const bool hostKnowsPeers = static_cast<int>(c.local.size()) == n;
   CollRequest scatter = q, gather = q, tail = q;
   scatter.op = CollOp::kReduceScatter;
   gather.op = CollOp::kAllGather;
@@ -401,7 +398,7 @@ Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
     if (!share) break;
     Result<CollAlgo> algo =
         chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "", algorithmTable(),
-                        q.peersCanRead, false, q.peersCanRead && q.peersCanWrite, hostKnowsPeers);
+                        q.peersCanRead, false, q.peersCanRead && q.peersCanWrite, c.allRanksLocal());
     if (!algo.isOk()) return algo.status();
     GPUPEER_RETURN_IF_ERROR(runChecked(c, *part, algo.value()));
   }

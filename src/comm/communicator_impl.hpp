@@ -147,6 +147,9 @@ struct Communicator::Impl {
   std::unique_ptr<LaunchPool> pool;                                       // null: every launch from the calling thread
 
   int n() const { return static_cast<int>(devices.size()); }
+  /// Every rank is this process's (the one-process communicator): the host holds every rank's
+  /// buffers. False for a RankCommunicator's core, whose one local rank is its own.
+  bool allRanksLocal() const { return static_cast<int>(local.size()) == n(); }
   std::uint32_t* counters(int r) const { return static_cast<std::uint32_t*>(ranks[r].counters.get()); }
 };
 

@@ -241,7 +241,7 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
   const bool reduce = q.op == CollOp::kReduce;
   // Ranks in other processes: no rank reaches the next one's output, and a broadcast's steps
   // pass through the next rank's scratch as a reduce's partials do.
-  const bool staged = !reduce && static_cast<int>(c.local.size()) != n;
+  const bool staged = !reduce && !c.allRanksLocal();
   const std::size_t bytes = q.count * dataTypeSize(q.type);
   // Two blocks per SM at most (kChainThreads: both fit); steps through scratch in the one-shot
   // scratch.

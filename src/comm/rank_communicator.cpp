@@ -92,6 +92,7 @@ int RankCommunicator::rank() const { return impl_->rank; }
 int RankCommunicator::ranks() const { return impl_->n(); }
 int RankCommunicator::device() const { return impl_->device; }
 const std::string& RankCommunicator::transport() const { return impl_->transport; }
+std::size_t RankCommunicator::slotBytes() const { return impl_->core.options.oneShotSlotBytes; }
 
 namespace {
 

@@ -31,9 +31,9 @@ __device__ __forceinline__ uint4* callLine(const OneShotArgs& a, int owner, std:
          line;
 }
 
-// Start of a kernel, every thread: block 0's thread t (or the thread that passes t) shows peer t
-// this kernel's call (and with registered buffers its references). First, so that a peer that waits for it waits for no
-// more than the link.
+// Start of a kernel, every thread: block 0's thread t (or the thread that passes t) shows peer
+// t this kernel's call (and with registered buffers its references). First, so that a peer
+// that waits for it waits for no more than the link.
 __device__ __forceinline__ void announceCall(const OneShotArgs& a, std::uint32_t epoch, int t = threadIdx.x) {
   if (a.call[0] == 0 || blockIdx.x != 0 || t >= a.ranks || t == a.rank) return;
   const std::uint32_t parity = epoch & 1;

@@ -245,7 +245,7 @@ cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream
     return dispatchType(type, LaunchChainStaged{a, stream});
   }
   // A broadcast through the scratch: bytes, whatever the type.
-  if (a.chainPositions > 0) return LaunchChainStaged{a, stream}.operator()<unsigned char>();
+  if (a.chainPositions > 0) return dispatchType(DataType::kUInt8, LaunchChainStaged{a, stream});
   bool vectors = aligned16(a.peerIn[0]);
   for (int k = 0; k < a.targetCount; ++k) vectors = vectors && aligned16(a.targets[k]);
   return launchOneShotKernel(vectors ? chainBroadcast<uint4> : chainBroadcast<unsigned char>, a, a.pullBlocks, stream,

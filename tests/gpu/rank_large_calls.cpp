@@ -12,59 +12,6 @@
 #include "rank_worker_checks.hpp"
 
 namespace gpupeer {
-namespace {
-
-// Every rank's input of `salt` (each rank computes them all for the reference).
-std::vector<std::vector<std::uint8_t>> inputsOf(CollOp op, DataType type, std::size_t count, int n, unsigned salt) {
-  std::vector<std::vector<std::uint8_t>> in;
-  for (int r = 0; r < n; ++r) in.push_back(knownAnswerInput(type, r, collectiveInputElements(op, count, n), salt));
-  return in;
-}
-
-std::vector<const void*> pointers(const std::vector<std::vector<std::uint8_t>>& in) {
-  std::vector<const void*> p;
-  for (const auto& v : in) p.push_back(v.data());
-  return p;
-}
-
-bool synced(RankCommunicator& comm, cudaStream_t stream, const char* what) {
-  if (cudaStreamSynchronize(stream) != cudaSuccess) {
-    std::printf("FAIL %s: %s\n", what, cudaGetErrorString(cudaGetLastError()));
-    ++failures;
-    return false;
-  }
-  return ok(comm.checkError(), what);
-}
-
-// The result at `out` against the reference over `inputs`; false where it is wrong.
-bool checked(RankCommunicator& comm, CollOp op, DataType type, RedOp redop, int root, std::size_t count,
-             const std::vector<std::vector<std::uint8_t>>& inputs, const void* out, const char* what) {
-  if (op == CollOp::kReduce && comm.rank() != root) return true;
-  std::vector<std::uint8_t> got(collectiveOutputElements(op, count, comm.ranks()) * dataTypeSize(type));
-  if (cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost) != cudaSuccess) {
-    WORKER_CHECK(false, "%s: download failed", what);
-    return false;
-  }
-  ReductionCheck c = checkCollective(op, type, redop, root, pointers(inputs), comm.rank(), got.data(), count);
-  WORKER_CHECK(c.wrong == 0, "%s: %zu of %zu elements wrong, first at %zu", what, c.wrong,
-               collectiveOutputElements(op, count, comm.ranks()), c.firstWrong);
-  return c.wrong == 0;
-}
-
-// A graph of `launch`'s calls on `stream` (null where capture failed, reported).
-template <class Launch>
-cudaGraphExec_t captured(cudaStream_t stream, Launch launch) {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  WORKER_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
-  launch();
-  WORKER_CHECK(cudaStreamEndCapture(stream, &graph) == cudaSuccess, "end capture");
-  WORKER_CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
-  if (graph) cudaGraphDestroy(graph);
-  return exec;
-}
-
-}  // namespace
 
 Status runCollective(RankCommunicator& comm, CollOp op, const void* send, void* recv, std::size_t count, DataType type,
                      RedOp redop, int root, cudaStream_t stream) {
@@ -193,10 +140,7 @@ void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool r
     // An out-of-place call leaves its input as it was, and so does a reduce on the ranks that
     // are not its root, in place or not (they write no output).
     if (z.inPlace && !(op == CollOp::kReduce && rank != root)) return true;
-    std::vector<std::uint8_t> kept(inputs[rank].size());
-    cudaMemcpy(kept.data(), at.send, kept.size(), cudaMemcpyDeviceToHost);
-    WORKER_CHECK(kept == inputs[rank], "%s: the input changed", what);
-    return kept == inputs[rank];
+    return inputKept(at.send, inputs[rank], what);
   };
   int wrong = 0, made = 0;
   for (CollOp op : ops)

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -33,26 +32,11 @@ constexpr std::size_t kPoolElements = kMostElements + kMostOffset;
 
 // -1, 0 or 1 as `type` (uint8: 255, 0, 1), different for every rank and element.
 std::vector<std::uint8_t> ternaryPool(DataType type, int rank) {
-  const std::size_t es = dataTypeSize(type);
-  std::vector<std::uint8_t> out(kPoolElements * es);
+  std::vector<std::uint8_t> out(kPoolElements * dataTypeSize(type));
   std::uint64_t x = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(rank + 1);
   for (std::size_t i = 0; i < kPoolElements; ++i) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
-    const int v = static_cast<int>(x % 3) - 1;
-    std::uint8_t* p = out.data() + i * es;
-    auto put = [p](auto value) { std::memcpy(p, &value, sizeof value); };
-    switch (type) {
-      case DataType::kFloat32: put(static_cast<float>(v)); break;
-      case DataType::kFloat64: put(static_cast<double>(v)); break;
-      case DataType::kFloat16: put(floatToHalf(static_cast<float>(v))); break;
-      case DataType::kBFloat16: put(floatToBfloat16(static_cast<float>(v))); break;
-      case DataType::kInt8: put(static_cast<std::int8_t>(v)); break;
-      case DataType::kUInt8: put(static_cast<std::uint8_t>(v)); break;
-      case DataType::kInt32: put(static_cast<std::int32_t>(v)); break;
-      case DataType::kInt64: put(static_cast<std::int64_t>(v)); break;
-      case DataType::kFloat8E4M3:
-      case DataType::kFloat8E5M2: put(floatToFp8(static_cast<float>(v), type)); break;
-    }
+    storeElement(type, out.data(), i, static_cast<double>(static_cast<int>(x % 3) - 1));
   }
   return out;
 }
@@ -96,10 +80,6 @@ SoakCall nextCall(std::mt19937_64& rng, int n) {
   return c;
 }
 
-Status runNccl(NcclBaseline& nccl, const SoakCall& c, const void* send, void* recv, cudaStream_t stream) {
-  return nccl.run(c.op, {send}, {recv}, c.count, c.type, c.redop, c.root, {stream});
-}
-
 }  // namespace
 
 void soakAgainstNccl(RankCommunicator& comm, cudaStream_t stream, int calls) {
@@ -113,7 +93,7 @@ void soakAgainstNccl(RankCommunicator& comm, cudaStream_t stream, int calls) {
   if (made.isOk()) id = made.value();
   cudaMemcpy(idBuffer.get(), id.data(), id.size(), cudaMemcpyHostToDevice);
   if (!ok(comm.broadcast(idBuffer.get(), idBuffer.get(), id.size(), DataType::kUInt8, 0, stream), "id broadcast") ||
-      cudaStreamSynchronize(stream) != cudaSuccess || !ok(comm.checkError(), "id broadcast"))
+      !synced(comm, stream, "id broadcast"))
     return;
   cudaMemcpy(id.data(), idBuffer.get(), id.size(), cudaMemcpyDeviceToHost);
   Result<std::unique_ptr<NcclBaseline>> opened =
@@ -150,18 +130,14 @@ void soakAgainstNccl(RankCommunicator& comm, cudaStream_t stream, int calls) {
     cudaMemsetAsync(ours.get(), 0x5a, outBytes, stream);
     cudaMemsetAsync(theirs.get(), 0xa5, outBytes, stream);
     if (!ok(runCollective(comm, c.op, send, ours.get(), c.count, c.type, c.redop, c.root, stream), what)) break;
-    Status st = runNccl(nccl, c, send, theirs.get(), stream);
+    Status st = nccl.run(c.op, {send}, {theirs.get()}, c.count, c.type, c.redop, c.root, {stream});
     if (!st.isOk()) {
       // This NCCL does not take the call (an fp8 type on an older GPU, say): not a gpupeer fault.
       std::printf("nccl refused %s: %s\n", what, st.message().c_str());
-      if (!ok(cudaStreamSynchronize(stream) == cudaSuccess ? comm.checkError() : Status(ErrorCode::kCuda, what), what))
-        break;
+      if (!synced(comm, stream, what)) break;
       continue;
     }
-    if (cudaStreamSynchronize(stream) != cudaSuccess || !ok(comm.checkError(), what)) {
-      WORKER_CHECK(false, "%s: %s", what, cudaGetErrorString(cudaGetLastError()));
-      break;
-    }
+    if (!synced(comm, stream, what)) break;
     if (c.op == CollOp::kReduce && rank != c.root) continue;
     a.resize(outBytes);
     b.resize(outBytes);

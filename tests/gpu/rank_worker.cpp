@@ -37,14 +37,7 @@ struct Worker {
     ok(recv.allocate(c.device(), kBytes), "receive buffer");
   }
   cudaStream_t s() const { return stream.get(); }
-  bool sync(const char* what) {
-    if (cudaStreamSynchronize(s()) != cudaSuccess) {
-      std::printf("FAIL %s: %s\n", what, cudaGetErrorString(cudaGetLastError()));
-      ++failures;
-      return false;
-    }
-    return ok(comm.checkError(), what);
-  }
+  bool sync(const char* what) { return synced(comm, s(), what); }
 
   Status run(CollOp op, const void* in, void* out, std::size_t count, DataType type, RedOp redop, int root) {
     return runCollective(comm, op, in, out, count, type, redop, root, s());
@@ -56,10 +49,7 @@ struct Worker {
     const int root = n - 1;
     InPlacePointers at{send.bytes() + offset, recv.bytes() + offset};
     if (inPlace) at = inPlacePointers(op, at.send, at.recv, count, type, rank);
-    std::vector<std::vector<std::uint8_t>> inputs;
-    std::vector<const void*> in;
-    for (int r = 0; r < n; ++r) inputs.push_back(knownAnswerInput(type, r, collectiveInputElements(op, count, n)));
-    for (auto& v : inputs) in.push_back(v.data());
+    const auto inputs = inputsOf(op, type, count, n, 0);
     cudaMemcpy(at.send, inputs[rank].data(), inputs[rank].size(), cudaMemcpyHostToDevice);
     cudaDeviceSynchronize();
     char what[160];
@@ -68,16 +58,8 @@ struct Worker {
     if (!ok(run(op, at.send, at.recv, count, type, redop, root), what) || !sync(what)) return;
     // An out-of-place call leaves its input as it was, and so does a reduce on the ranks that
     // are not its root (they write no output; off the alignment their buffer is staged in only).
-    if (!inPlace || (op == CollOp::kReduce && rank != root)) {
-      std::vector<std::uint8_t> kept(inputs[rank].size());
-      cudaMemcpy(kept.data(), at.send, kept.size(), cudaMemcpyDeviceToHost);
-      WORKER_CHECK(kept == inputs[rank], "%s: rank %d's input changed", what, rank);
-    }
-    if (op == CollOp::kReduce && rank != root) return;
-    std::vector<std::uint8_t> got(collectiveOutputElements(op, count, n) * dataTypeSize(type));
-    cudaMemcpy(got.data(), at.recv, got.size(), cudaMemcpyDeviceToHost);
-    ReductionCheck c = checkCollective(op, type, redop, root, in, rank, got.data(), count);
-    WORKER_CHECK(c.wrong == 0, "%s: %zu wrong, first at %zu", what, c.wrong, c.firstWrong);
+    if (!inPlace || (op == CollOp::kReduce && rank != root)) inputKept(at.send, inputs[rank], what);
+    checked(comm, op, type, redop, root, count, inputs, at.recv, what);
   }
 
   void collectives() {
@@ -191,14 +173,8 @@ struct Worker {
 
   // An all-reduce from send into recv captured in a CUDA graph (null where capture failed).
   cudaGraphExec_t capturedSum(std::size_t count, DataType type) {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    WORKER_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed) == cudaSuccess, "begin capture");
-    ok(comm.allReduce(send.get(), recv.get(), count, type, RedOp::kSum, s()), "captured sum");
-    WORKER_CHECK(cudaStreamEndCapture(s(), &graph) == cudaSuccess, "end capture");
-    WORKER_CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess, "instantiate");
-    if (graph) cudaGraphDestroy(graph);
-    return exec;
+    return captured(s(),
+                    [&] { ok(comm.allReduce(send.get(), recv.get(), count, type, RedOp::kSum, s()), "captured sum"); });
   }
 
   // Both buffers registered (every size reads the peers' buffers directly: the worker's

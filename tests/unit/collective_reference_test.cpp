@@ -181,6 +181,24 @@ TEST(KnownAnswerInput, ExactInEveryTypeAndWrapsWhereMeant) {
   EXPECT_NE(knownAnswerInput(DataType::kInt32, 0, 8), knownAnswerInput(DataType::kInt32, 1, 8));
 }
 
+// storeElement is elementAsDouble's inverse, with the types' own conversions: -1 wraps in
+// uint8, fractions truncate in the integers, floating types round.
+TEST(StoreElement, WritesWhatElementAsDoubleReads) {
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16, DataType::kInt8,
+                     DataType::kInt32, DataType::kInt64, DataType::kFloat8E4M3, DataType::kFloat8E5M2}) {
+    std::vector<std::uint8_t> b(3 * dataTypeSize(t));
+    for (std::size_t i = 0; i < 3; ++i) storeElement(t, b.data(), i, static_cast<double>(i) - 1);
+    for (std::size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(elementAsDouble(t, b.data(), i), static_cast<double>(i) - 1) << dataTypeName(t);
+  }
+  std::vector<std::uint8_t> u(1);
+  storeElement(DataType::kUInt8, u.data(), 0, -1);
+  EXPECT_EQ(u[0], 255);
+  std::vector<std::uint8_t> w(4);
+  storeElement(DataType::kInt32, w.data(), 0, 2.75);
+  EXPECT_EQ(elementAsDouble(DataType::kInt32, w.data(), 0), 2);
+}
+
 // A check on salted inputs must see data left over from calls on other salts: every element
 // changes, for every salt that the pattern's period does not cancel.
 TEST(KnownAnswerInput, EverySaltChangesEveryElement) {

@@ -166,7 +166,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
   }
   RankCommOptions options;
   options.device = rank % visible;
-  options.slotBytes = o.slotBytes ? o.slotBytes : RankCommOptions::defaultSlotBytes(n);
+  options.slotBytes = o.slotBytes;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, made.status().toString());
@@ -221,7 +221,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
   const double launchUs = smallLaunchUs(stats.get(), stream);
   if (rank == 0) {
     fmt::print("# gpupeer coll {} --procs {}: {} processes, one rank each; {}; one-shot slots of {}; type {}{}{}; {}\n",
-               collOpName(o.op), n, n, comm.transport(), formatBytes(options.slotBytes), dataTypeName(o.type),
+               collOpName(o.op), n, n, comm.transport(), formatBytes(comm.slotBytes()), dataTypeName(o.type),
                reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
                rooted(o.op) ? fmt::format(", root {}", o.root) : "",
                o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times",
@@ -298,11 +298,11 @@ int runCollProcsRank(const CollProcsOptions& o) {
     if (!health.isOk() && mine.error.empty()) mine.error = health.message();
     const double us = gather(mine.deviceUs, RedOp::kMax), wrong = gather(mineWrong, RedOp::kSum),
                  hostUs = gather(mine.hostUs, RedOp::kMax), failed = gather(mine.error.empty() ? 0 : 1, RedOp::kMax);
-    nlohmann::json row = {{"bytes", shown}, {"count", count}, {"algo", comm.algorithmFor(o.op, shown)}};
+    const char* algo = comm.algorithmFor(o.op, shown);
+    nlohmann::json row = {{"bytes", shown}, {"count", count}, {"algo", algo}};
     // The one-process table's columns, so that scripts read both alike.
     std::string line = fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(o.type),
-                                   reducing(o.op) ? redOpName(o.redop) : "none", rooted(o.op) ? o.root : -1,
-                                   comm.algorithmFor(o.op, shown));
+                                   reducing(o.op) ? redOpName(o.redop) : "none", rooted(o.op) ? o.root : -1, algo);
     if (failed == 0) {
       Bandwidth bw = collectiveBandwidth(o.op, shown, us * 1e-6, n);
       line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6.0f} | {:>9.2f} |", us, bw.algbw, bw.busbw, wrong,
