@@ -98,24 +98,29 @@ __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::
 
 template <class T, bool kVectors>
 __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
+  static_assert(16 % sizeof(T) == 0, "a 16-byte unit holds whole elements");
   using U = std::conditional_t<kVectors, uint4, T>;
-  constexpr std::size_t kLanes = sizeof(U) / sizeof(T);
+  // Elements of a 16-byte unit, and how many U that unit is.
+  constexpr std::size_t kUnitElements = 16 / sizeof(T), kScale = 16 / sizeof(U);
   const std::uint32_t epoch = beginOperation(a);
   announceCall(a, epoch);
   // Scratch alternates between two parities. A rank starts operation k+2 (same parity as k)
   // only after it received every step of k+1 from every peer, and a peer sends k+1 only after
   // finishing k: so nobody still reads the slots being overwritten.
   const std::uint32_t parity = epoch & 1;
-  // Each block owns the same units of every chunk on every rank, so its flags cover exactly
-  // the data it reads; the last block also takes the elements after the last whole unit.
-  const std::size_t units = a.len / kLanes;
+  // Each block owns the same bytes of every chunk on every rank, so its flags cover exactly
+  // the data it reads. Blocks and steps are cut in 16-byte units whether this rank moves
+  // them as vectors or element by element: ranks whose buffers differ in alignment take
+  // different variants, and must still cut alike. The last block also takes the elements
+  // after the last whole unit.
+  const std::size_t units = a.len / kUnitElements;
   const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
-  const std::size_t b = min(units, blockIdx.x * per), e = min(units, b + per);
+  const std::size_t b16 = min(units, blockIdx.x * per), e16 = min(units, b16 + per);
   const bool last = blockIdx.x == gridDim.x - 1;
-  const std::size_t tail = units * kLanes;
-  const std::size_t stepUnits =
-      std::max<std::size_t>({a.stepBytes / sizeof(U), 1, (per + kFlagStride - 1) / kFlagStride});
-  const std::uint32_t steps = static_cast<std::uint32_t>(std::max<std::size_t>((e - b + stepUnits - 1) / stepUnits, 1));
+  const std::size_t tail = units * kUnitElements;
+  const std::size_t stepUnits = std::max<std::size_t>({a.stepBytes / 16, 1, (per + kFlagStride - 1) / kFlagStride});
+  const std::uint32_t steps =
+      static_cast<std::uint32_t>(std::max<std::size_t>((e16 - b16 + stepUnits - 1) / stepUnits, 1));
   const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
   const int me = a.rank, n = a.ranks;
   // Steps whose input this block's pushers have read. The in-place finisher overwrites that
@@ -132,9 +137,9 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   if (threadIdx.x < kRoleThreads) {
     const int t = threadIdx.x;
     for (std::uint32_t s = 0; s < steps; ++s) {
-      const std::size_t sb = b + s * stepUnits, se = min(e, sb + stepUnits);
-      push<T, U>(a, sb, se, parity, t);
-      if (last && kVectors && s + 1 == steps) push<T, T>(a, tail, a.len, parity, t);
+      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
+      push<T, U>(a, sb * kScale, se * kScale, parity, t);
+      if (last && s + 1 == steps) push<T, T>(a, tail, a.len, parity, t);
       roleBarrier(1);
       if (t == 0) pushedSteps.store(s + 1, cuda::memory_order_release);
       // Every peer hears every step, data or not (the parity argument above). The fence makes
@@ -149,7 +154,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
     const int t = threadIdx.x - kRoleThreads;
     if (t < n && t != me) checkCall(a, epoch, t);
     for (std::uint32_t s = 0; s < steps; ++s) {
-      const std::size_t sb = b + s * stepUnits, se = min(e, sb + stepUnits);
+      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
       if (t == me) {
         // In place, this step's output overwrites the input the pushers read.
         while (pushedSteps.load(cuda::memory_order_acquire) <= s) {
@@ -159,8 +164,8 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
           *static_cast<volatile bool*>(&failed) = true;
       }
       roleBarrier(2);
-      finish<T, U>(a, sb, se, parity, t);
-      if (last && kVectors && s + 1 == steps) finish<T, T>(a, tail, a.len, parity, t);
+      finish<T, U>(a, sb * kScale, se * kScale, parity, t);
+      if (last && s + 1 == steps) finish<T, T>(a, tail, a.len, parity, t);
     }
   }
   endOperation(a);

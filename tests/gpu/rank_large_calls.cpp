@@ -87,14 +87,19 @@ void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool r
     std::size_t count;
     std::size_t offset;  // bytes into the buffers
     bool inPlace;
+    bool offsetOnOddRanksOnly = false;
   };
   // Two pieces and an odd tail; nine pieces of 4 MiB; the same in bfloat16 and in place; the
   // first size 4 bytes off the 16-byte alignment (staged where a rank's buffers are not
-  // 8-byte aligned).
-  const Size sizes[] = {{DataType::kFloat32, (1u << 20) + 5, 0, false},
-                        {DataType::kFloat32, (1u << 20) + 5, 4, false},
-                        {DataType::kFloat32, (9u << 20) + 3, 0, false},
-                        {DataType::kBFloat16, (9u << 20) + 1, 0, true}};
+  // 8-byte aligned). Then ranks of different alignment: the even ones move 16-byte units, the
+  // odd ones single elements, and their blocks must still pair the same bytes (the regular
+  // one-shot variant once cut a piece by its own units: a block read bytes its peer's block
+  // had not written). A count whose bytes are not whole 8-byte words keeps every rank off the
+  // 128-byte lines; 4 MiB on 4 ranks is beyond their slot.
+  const Size sizes[] = {
+      {DataType::kFloat32, (1u << 20) + 5, 0, false},       {DataType::kFloat32, (1u << 20) + 5, 4, false},
+      {DataType::kFloat32, (1u << 20) + 1, 4, false, true}, {DataType::kFloat32, 1u << 20, 4, false, true},
+      {DataType::kFloat32, (9u << 20) + 3, 0, false},       {DataType::kBFloat16, (9u << 20) + 1, 0, true}};
   const std::size_t most = static_cast<std::size_t>(n) * ((9u << 20) + 8) * 4 + 64;
   const std::size_t allReduce256 = 64u << 20;  // floats: 256 MiB
   DeviceBuffer send, recv;
@@ -113,11 +118,13 @@ void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool r
     const unsigned salt = 1 + call++ % 16;
     const int root = static_cast<int>(call % n);
     const RedOp redop = op == CollOp::kReduce ? RedOp::kMax : RedOp::kSum;
-    InPlacePointers at{send.bytes() + z.offset, recv.bytes() + z.offset};
+    const std::size_t offset = z.offsetOnOddRanksOnly && rank % 2 == 0 ? 0 : z.offset;
+    InPlacePointers at{send.bytes() + offset, recv.bytes() + offset};
     if (z.inPlace && op != CollOp::kSendRecv) at = inPlacePointers(op, at.send, at.recv, z.count, z.type, rank);
     char what[160];
-    std::snprintf(what, sizeof what, "%s %s %s count %zu +%zu%s%s%s, %d ranks", graph ? "graph" : "eager",
-                  collOpName(op), dataTypeName(z.type), z.count, z.offset, z.inPlace ? " in place" : "",
+    std::snprintf(what, sizeof what, "%s %s %s count %zu +%zu%s%s%s%s, %d ranks", graph ? "graph" : "eager",
+                  collOpName(op), dataTypeName(z.type), z.count, offset,
+                  z.offsetOnOddRanksOnly ? " (odd ranks only)" : "", z.inPlace ? " in place" : "",
                   registered ? " registered" : "", op == CollOp::kReduce || op == CollOp::kBroadcast ? " rooted" : "",
                   n);
     const auto inputs = inputsOf(op, z.type, z.count, n, salt);
