@@ -2,7 +2,10 @@
 """All-reduce from PyTorch, one process per GPU, by gpupeer and by the two things a PyTorch user
 has instead, measured in the same run on the same GPUs:
 
-  gpupeer        gpupeer.torch.init_from_process_group(), comm.all_reduce(x) in place
+  gpupeer        gpupeer.torch.init_from_process_group(), comm.all_reduce(x) in place, x from
+                 PyTorch's caching allocator (through gpupeer's scratch)
+  gpupeer_reg    the same on a slice of a buffer registered once (comm.register_buffer): from
+                 1 MiB the peers read and write it directly
   nccl           torch.distributed.all_reduce(x) (the NCCL process group)
   symm_one_shot  torch.ops.symm_mem.one_shot_all_reduce on a SymmetricMemory buffer
   symm_two_shot  torch.ops.symm_mem.two_shot_all_reduce_ on a SymmetricMemory buffer, in place
@@ -33,7 +36,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-LIBRARIES = ("gpupeer", "nccl", "symm_one_shot", "symm_two_shot")
+LIBRARIES = ("gpupeer", "gpupeer_reg", "nccl", "symm_one_shot", "symm_two_shot")
 DTYPES = {"bf16": "bfloat16", "fp32": "float32"}
 ITERS, WARMUP, REPLAYS = 20, 5, 10
 
@@ -47,7 +50,7 @@ def parse_size(text):
 
 
 def sizes_up_to(largest):
-    sizes, b = [], 8
+    sizes, b = [largest], 8
     while b <= largest:
         sizes.append(b)
         b *= 4
@@ -72,6 +75,7 @@ class Runner:
         self.comm = gpupeer.torch.init_from_process_group()
         self.group = dist.group.WORLD.group_name
         self.symm = {}
+        self.registered = {}
         self.largest = largest
         self.symm_mem = symm_mem
 
@@ -85,14 +89,26 @@ class Runner:
             self.symm[dtype] = buf
         return self.symm[dtype]
 
+    def registered_buffer(self, dtype):
+        """This rank's buffer of `dtype` registered with gpupeer, made (collectively) on first use."""
+        if dtype not in self.registered:
+            t = self.torch
+            buf = t.empty(self.largest // t.tensor([], dtype=dtype).element_size() + 64, dtype=dtype,
+                          device=self.device)
+            self.comm.register_buffer(buf)
+            self.registered[dtype] = buf
+        return self.registered[dtype]
+
     def tensor(self, library, dtype, count):
         if library.startswith("symm"):
             return self.symmetric(dtype)[:count]
+        if library == "gpupeer_reg":
+            return self.registered_buffer(dtype)[:count]
         return self.torch.empty(count, dtype=dtype, device=self.device)
 
     def call(self, library, x):
         t = self.torch
-        if library == "gpupeer":
+        if library.startswith("gpupeer"):
             self.comm.all_reduce(x)
             return x
         if library == "nccl":
@@ -205,6 +221,8 @@ def worker(rank, world, port, args, queue):
                             library, name, r["mode"], nbytes, r["us"], bus_bandwidth(nbytes, r["us"], world),
                             r["wrong"], r["error"]), flush=True)
     dist.barrier()
+    for buf in runner.registered.values():
+        runner.comm.deregister_buffer(buf)
     runner.comm.destroy()
     dist.destroy_process_group()
     if rank == 0:
