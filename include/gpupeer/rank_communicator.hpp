@@ -66,11 +66,12 @@ struct RankCommOptions {
   /// mismatch).
   std::size_t zeroCopyFromBytes = 1u << 20;
 
-  /// The slot of `ranks` ranks where slotBytes is 0: 16 MiB on 2 ranks, whose pieces go in
-  /// 128-byte lines that move larger pieces faster (all-reduce of 256 MiB in graphs on 2x H200:
-  /// 853 us in 16 MiB pieces against 1010 in 4 MiB ones, NCCL 893), 4 MiB from 3 ranks, whose
-  /// scratch grows with the rank count (2 x ranks slots).
-  static std::size_t defaultSlotBytes(int ranks) { return ranks == 2 ? 16u << 20 : 4u << 20; }
+  /// The slot of `ranks` ranks where slotBytes is 0: 16 MiB up to 4 ranks, where fewer, larger
+  /// pieces move large messages faster (2x H200, all-reduce of 256 MiB in graphs: 853 us in
+  /// 16 MiB pieces against 1010 in 4 MiB ones, NCCL 893; 4x H200: 1295 against 1522, NCCL 1180;
+  /// all-gather 688 against 780, NCCL 657), 4 MiB from 5 ranks, whose scratch (2 x ranks slots)
+  /// would grow past 160 MiB.
+  static std::size_t defaultSlotBytes(int ranks) { return ranks <= 4 ? 16u << 20 : 4u << 20; }
 };
 
 class RankCommunicator {
@@ -95,8 +96,10 @@ class RankCommunicator {
   std::size_t slotBytes() const;
   /// The algorithm a collective of `bytes` (nccl-tests' size column) takes on buffers that are
   /// not registered: one-shot; from 3 ranks two-shot for a large all-reduce and the chain for
-  /// a large broadcast or reduce ("copy" with one rank, "p2p" for send/recv).
-  const char* algorithmFor(CollOp op, std::size_t bytes) const;
+  /// a large broadcast or reduce ("copy" with one rank, "p2p" for send/recv). With
+  /// `registered`, on buffers that lie in registered buffers: from zeroCopyFromBytes per rank
+  /// split for an all-reduce or all-gather and pull for a reduce-scatter.
+  const char* algorithmFor(CollOp op, std::size_t bytes, bool registered = false) const;
 
   // Per-rank calls with NCCL's arguments and in-place rules (all-gather: send == recv + rank x
   // count; reduce-scatter: recv == send + rank x count). Every argument is checked before

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "comm/bootstrap.hpp"
 #include "comm/call_signature.hpp"
 #include "comm/rank_communicator_impl.hpp"
@@ -101,12 +103,27 @@ Result<CollAlgo> scratchAlgorithm(CollOp op, std::size_t bytes, int ranks) {
   return chooseAlgorithm(op, bytes, ranks, true, "", algorithmTable(), false, false, false, /*hostKnowsPeers=*/false);
 }
 
+// What a call whose buffers lie in registered buffers takes instead of the scratch, from
+// zeroCopyFromBytes per rank (`rankBytes`: count x element size): the pull kernel for a
+// reduce-scatter, split (the peers' buffers read and written) for an all-reduce or
+// all-gather; nothing for the other operations.
+std::optional<CollAlgo> zeroCopyAlgorithm(const RankCommunicator::Impl& c, CollOp op, std::size_t rankBytes) {
+  if (c.n() < 2 || rankBytes < c.zeroCopyFromBytes) return std::nullopt;
+  if (op == CollOp::kReduceScatter) return CollAlgo::kPull;
+  if (op == CollOp::kAllReduce || op == CollOp::kAllGather) return CollAlgo::kSplit;
+  return std::nullopt;
+}
+
 }  // namespace
 
-const char* RankCommunicator::algorithmFor(CollOp op, std::size_t bytes) const {
-  if (impl_->n() == 1) return "copy";
+const char* RankCommunicator::algorithmFor(CollOp op, std::size_t bytes, bool registered) const {
+  const int n = impl_->n();
+  if (n == 1) return "copy";
   if (op == CollOp::kSendRecv) return "p2p";
-  Result<CollAlgo> algo = scratchAlgorithm(op, bytes, impl_->n());
+  const std::size_t rankBytes = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? bytes / n : bytes;
+  if (std::optional<CollAlgo> direct = zeroCopyAlgorithm(*impl_, op, rankBytes); registered && direct)
+    return collAlgoName(*direct);
+  Result<CollAlgo> algo = scratchAlgorithm(op, bytes, n);
   return algo.isOk() ? collAlgoName(algo.value()) : "?";
 }
 
@@ -144,13 +161,12 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
   // all-gather, split, writes) the peers' buffers directly.
   RegisteredCall registered;
   const std::size_t es = dataTypeSize(type);
+  const std::optional<CollAlgo> direct = zeroCopyAlgorithm(c, op, count * es);
   const bool zeroCopy =
-      n > 1 && (op == CollOp::kAllReduce || op == CollOp::kAllGather || op == CollOp::kReduceScatter) &&
-      count * es >= c.zeroCopyFromBytes &&
-      findRegistered(c, q.send[c.rank], collectiveInputElements(op, count, n) * es, registered.sendRef) &&
+      direct && findRegistered(c, q.send[c.rank], collectiveInputElements(op, count, n) * es, registered.sendRef) &&
       findRegistered(c, q.recv[c.rank], collectiveOutputElements(op, count, n) * es, registered.recvRef);
   const std::size_t bytes = collectiveBytes(op, count, type, n);
-  CollAlgo algo = zeroCopy ? (op == CollOp::kReduceScatter ? CollAlgo::kPull : CollAlgo::kSplit) : CollAlgo::kOneShot;
+  CollAlgo algo = zeroCopy ? *direct : CollAlgo::kOneShot;
   if (!zeroCopy && n > 1) {
     Result<CollAlgo> chosen = scratchAlgorithm(op, bytes, n);
     if (!chosen.isOk()) return chosen.status();

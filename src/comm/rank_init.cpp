@@ -182,7 +182,11 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     if (!s.isOk()) return s.status();
     shared[p.name] = sharedJson(s.value());
   }
-  GPUPEER_RETURN_IF_ERROR(core.alignStaging.allocate(device, 2 * nranks * options.slotBytes));
+  // A piece is staged only where it goes in lines (one_shot_path.cpp: stagingFor), so each of
+  // the n input and n output rows holds at most the longest piece of the lines variants
+  // (16-byte lines: half their slot; 128-byte lines: less than theirs), not a whole slot.
+  const std::size_t stagedRow = std::min(options.slotBytes, std::max(core.lineSlotBytes / 2, core.line128SlotBytes));
+  GPUPEER_RETURN_IF_ERROR(core.alignStaging.allocate(device, 2 * nranks * stagedRow));
   GPUPEER_RETURN_IF_ERROR(
       c.registeredTable.allocate(device, sizeof(RegisteredBuffer) * kMaxRegistrations * kMaxCommRanks));
   GPUPEER_CUDA_CHECK(device, cudaMemset(c.registeredTable.get(), 0, c.registeredTable.size()));

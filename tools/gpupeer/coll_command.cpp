@@ -31,6 +31,8 @@ struct Options {
   int gpus = 0, iters = 20, warmup = 5, root = 0, graphLaunches = 0, check = 1;
   int procs = 0, procRank = -1;  // --procs: one process per rank (coll_procs.hpp)
   std::string procId, slot;      // --slot: RankCommOptions::slotBytes (with --procs)
+  bool registered = false;       // --registered (with --procs)
+  std::string zeroCopyFrom;      // --zero-copy-from: RankCommOptions::zeroCopyFromBytes (with --procs)
 };
 
 struct Measured {
@@ -95,6 +97,16 @@ int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std:
     p.slotBytes = slot.value();
     p.args.insert(p.args.end(), {"--slot", o.slot});
   }
+  if (o.registered) {
+    p.registered = true;
+    p.args.push_back("--registered");
+  }
+  if (!o.zeroCopyFrom.empty()) {
+    Result<std::size_t> from = parseByteSize(o.zeroCopyFrom);
+    if (!from.isOk()) return reportError(from.status());
+    p.zeroCopyFromBytes = from.value();
+    p.args.insert(p.args.end(), {"--zero-copy-from", o.zeroCopyFrom});
+  }
   return o.procRank >= 0 ? runCollProcsRank(p) : runCollProcsParent(p);
 }
 
@@ -156,6 +168,14 @@ int run(const Options& o) {
   // The device list's form before the machine is touched; its numbers against the GPUs after.
   if (!o.devices.empty())
     if (auto list = parseDeviceList(o.devices, kAnyDeviceCount); !list.isOk()) return reportError(list.status());
+  if (o.procs == 0 && o.procRank < 0 && (!o.slot.empty() || o.registered || !o.zeroCopyFrom.empty())) {
+    fmt::print(stderr, "gpupeer coll: --slot, --registered and --zero-copy-from apply to --procs\n");
+    return kExitUsage;
+  }
+  if (!o.zeroCopyFrom.empty() && !o.registered) {
+    fmt::print(stderr, "gpupeer coll: --zero-copy-from applies to --registered buffers\n");
+    return kExitUsage;
+  }
   if (o.procs != 0 || o.procRank >= 0) return runProcs(o, cop, dtype, rop, sizes.value());
   Snapshot s = probeMachine();
   const int visible = static_cast<int>(s.gpus.size());
@@ -407,8 +427,14 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
                   "one process per rank (RankCommunicator), this many, each on GPU rank % visible GPUs; NCCL "
                   "baseline by ncclCommInitRank per process");
   sub->add_option("--slot", opts->slot,
-                  "with --procs: each rank's one-shot slot (RankCommOptions::slotBytes; default 16M on 2 "
-                  "ranks, 4M from 3): larger messages go in pieces of it");
+                  "with --procs: each rank's one-shot slot (RankCommOptions::slotBytes; default 16M up to 4 "
+                  "ranks, 4M from 5): larger messages go in pieces of it");
+  sub->add_flag("--registered", opts->registered,
+                "with --procs: register each rank's send and receive buffers (registerBuffer), so that "
+                "all-reduce, all-gather and reduce-scatter read and write the peers' buffers directly");
+  sub->add_option("--zero-copy-from", opts->zeroCopyFrom,
+                  "with --registered: the bytes per rank from which they do (RankCommOptions::zeroCopyFromBytes; "
+                  "default 1M)");
   sub->add_option("--proc-rank", opts->procRank)->group("");  // set by --procs for the ranks it starts
   sub->add_option("--proc-id", opts->procId)->group("");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });

@@ -167,6 +167,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
   RankCommOptions options;
   options.device = rank % visible;
   options.slotBytes = o.slotBytes;
+  if (o.zeroCopyFromBytes) options.zeroCopyFromBytes = *o.zeroCopyFromBytes;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, made.status().toString());
@@ -190,6 +191,12 @@ int runCollProcsRank(const CollProcsOptions& o) {
       fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, st.toString());
       return kExitError;
     }
+  if (o.registered)
+    for (DeviceBuffer* buffer : {&send, &recv})
+      if (Status st = comm.registerBuffer(buffer->get(), buffer->size()); !st.isOk()) {
+        fmt::print(stderr, "gpupeer coll: rank {}: registering a buffer: {}\n", rank, st.toString());
+        return kExitError;
+      }
 
   // NCCL in the same shape: rank 0's id carried to the others by gpupeer's own broadcast.
   std::unique_ptr<NcclBaseline> nccl;
@@ -220,13 +227,17 @@ int runCollProcsRank(const CollProcsOptions& o) {
   };
   const double launchUs = smallLaunchUs(stats.get(), stream);
   if (rank == 0) {
-    fmt::print("# gpupeer coll {} --procs {}: {} processes, one rank each; {}; one-shot slots of {}; type {}{}{}; {}\n",
-               collOpName(o.op), n, n, comm.transport(), formatBytes(comm.slotBytes()), dataTypeName(o.type),
-               reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
-               rooted(o.op) ? fmt::format(", root {}", o.root) : "",
-               o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times",
-                                             o.iters, o.graphLaunches)
-                               : fmt::format("{} warm-up + {} timed back-to-back operations", o.warmup, o.iters));
+    fmt::print(
+        "# gpupeer coll {} --procs {}: {} processes, one rank each; {}; one-shot slots of {}{}; type {}{}{}; {}\n",
+        collOpName(o.op), n, n, comm.transport(), formatBytes(comm.slotBytes()),
+        o.registered ? fmt::format("; buffers registered, read directly from {} per rank",
+                                   formatBytes(o.zeroCopyFromBytes.value_or(options.zeroCopyFromBytes)))
+                     : "",
+        dataTypeName(o.type), reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
+        rooted(o.op) ? fmt::format(", root {}", o.root) : "",
+        o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times", o.iters,
+                                      o.graphLaunches)
+                        : fmt::format("{} warm-up + {} timed back-to-back operations", o.warmup, o.iters));
     if (visible < n)
       fmt::print("# {} GPU(s) for {} ranks: ranks share GPUs, times show time slicing, not speed\n", visible, n);
     fmt::print("# host: one small kernel launch {:.2f} us (rank 0, median of 1000)\n", launchUs);
@@ -298,7 +309,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
     if (!health.isOk() && mine.error.empty()) mine.error = health.message();
     const double us = gather(mine.deviceUs, RedOp::kMax), wrong = gather(mineWrong, RedOp::kSum),
                  hostUs = gather(mine.hostUs, RedOp::kMax), failed = gather(mine.error.empty() ? 0 : 1, RedOp::kMax);
-    const char* algo = comm.algorithmFor(o.op, shown);
+    const char* algo = comm.algorithmFor(o.op, shown, o.registered);
     nlohmann::json row = {{"bytes", shown}, {"count", count}, {"algo", algo}};
     // The one-process table's columns, so that scripts read both alike.
     std::string line = fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(o.type),

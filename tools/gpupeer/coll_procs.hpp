@@ -5,6 +5,7 @@
 // does not measure speed), and rank 0 prints nccl-tests' table with NCCL in the same shape
 // (ncclCommInitRank per process) as the baseline.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,9 @@ struct CollProcsOptions {
   int iters = 20, warmup = 5, graphLaunches = 0, check = 1;
   bool nccl = false;
   std::string json;
-  std::size_t slotBytes = 0;  ///< RankCommOptions::slotBytes; 0: its default
+  std::size_t slotBytes = 0;                     ///< RankCommOptions::slotBytes; 0: its default
+  bool registered = false;                       ///< each rank's send and receive buffers registered
+  std::optional<std::size_t> zeroCopyFromBytes;  ///< RankCommOptions::zeroCopyFromBytes where given
   /// The parent's command line (from "coll" on), which each rank reruns with its rank added.
   std::vector<std::string> args;
   /// Set in the processes the parent starts.
