@@ -4,8 +4,8 @@ has instead, measured in the same run on the same GPUs:
 
   gpupeer        gpupeer.torch.init_from_process_group(), comm.all_reduce(x) in place, x from
                  PyTorch's caching allocator (through gpupeer's scratch)
-  gpupeer_reg    the same on a slice of a buffer registered once (comm.register_buffer): from
-                 1 MiB the peers read and write it directly
+  gpupeer_reg    the same on a slice of a buffer registered once (comm.register_buffer): the
+                 peers read and write it directly where that is faster (2 GPUs: from 64 MiB)
   nccl           torch.distributed.all_reduce(x) (the NCCL process group)
   symm_one_shot  torch.ops.symm_mem.one_shot_all_reduce on a SymmetricMemory buffer
   symm_two_shot  torch.ops.symm_mem.two_shot_all_reduce_ on a SymmetricMemory buffer, in place

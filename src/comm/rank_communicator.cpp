@@ -7,6 +7,7 @@
 #include "comm/bootstrap.hpp"
 #include "comm/call_signature.hpp"
 #include "comm/rank_communicator_impl.hpp"
+#include "comm/zero_copy_rules.hpp"
 #include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
@@ -104,11 +105,14 @@ Result<CollAlgo> scratchAlgorithm(CollOp op, std::size_t bytes, int ranks) {
 }
 
 // What a call whose buffers lie in registered buffers takes instead of the scratch, from
-// zeroCopyFromBytes per rank (`rankBytes`: count x element size): the pull kernel for a
+// zeroCopyFromBytes (or the rule's) per rank (`rankBytes`: count x element size): the pull kernel for a
 // reduce-scatter, split (the peers' buffers read and written) for an all-reduce or
 // all-gather; nothing for the other operations.
 std::optional<CollAlgo> zeroCopyAlgorithm(const RankCommunicator::Impl& c, CollOp op, std::size_t rankBytes) {
-  if (c.n() < 2 || rankBytes < c.zeroCopyFromBytes) return std::nullopt;
+  const std::optional<std::size_t> from = c.zeroCopyFromBytes == RankCommOptions::kZeroCopyByRule
+                                              ? zeroCopyFromBytesFor(op, c.n())
+                                              : std::optional<std::size_t>(c.zeroCopyFromBytes);
+  if (c.n() < 2 || !from || rankBytes < *from) return std::nullopt;
   if (op == CollOp::kReduceScatter) return CollAlgo::kPull;
   if (op == CollOp::kAllReduce || op == CollOp::kAllGather) return CollAlgo::kSplit;
   return std::nullopt;

@@ -370,12 +370,13 @@ int run(int argc, char** argv) {
   options.device = rank % devices;
   options.timeoutMs = timeoutMs;
   // Small slots put the collectives' pieces in several kernels, and registered buffers are
-  // read directly at every size; the mismatches keep the default slots, so that a large call
-  // takes the regular variant, and the large calls every default.
+  // read directly at every size (also in the registered large calls); the mismatches keep the
+  // default slots, so that a large call takes the regular variant, and the large calls every
+  // other default.
   const bool mismatch = scenario.rfind("mismatch-", 0) == 0;
   const bool large = scenario == "many-piece-sums" || scenario.rfind("large-calls", 0) == 0 || scenario == "soak";
   if (!mismatch && !large) options.slotBytes = 64u << 10;
-  if (!large) options.zeroCopyFromBytes = 0;
+  if (!large || scenario == "large-calls-registered") options.zeroCopyFromBytes = 0;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     std::printf("init failed: %s\n", made.status().toString().c_str());

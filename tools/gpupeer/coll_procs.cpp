@@ -230,9 +230,10 @@ int runCollProcsRank(const CollProcsOptions& o) {
     fmt::print(
         "# gpupeer coll {} --procs {}: {} processes, one rank each; {}; one-shot slots of {}{}; type {}{}{}; {}\n",
         collOpName(o.op), n, n, comm.transport(), formatBytes(comm.slotBytes()),
-        o.registered ? fmt::format("; buffers registered, read directly from {} per rank",
-                                   formatBytes(o.zeroCopyFromBytes.value_or(options.zeroCopyFromBytes)))
-                     : "",
+        !o.registered ? std::string()
+        : o.zeroCopyFromBytes
+            ? fmt::format("; buffers registered, read directly from {} per rank", formatBytes(*o.zeroCopyFromBytes))
+            : std::string("; buffers registered, read directly where measured faster"),
         dataTypeName(o.type), reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
         rooted(o.op) ? fmt::format(", root {}", o.root) : "",
         o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times", o.iters,
