@@ -381,7 +381,12 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo);
 
 Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
-  const std::size_t es = dataTypeSize(q.type), share = q.count / n, rest = q.count - share * n;
+  // Shares of whole 16-byte units: each rank's share then starts as aligned as the buffers,
+  // so the halves move 16-byte vectors and lines. A share of any count put every share but
+  // the first off that alignment, element by element (4x H200, bf16 all-reduce of 3 MiB +
+  // 24 B across processes: 39 us, NCCL 32). The few elements left go to the tail.
+  const std::size_t es = dataTypeSize(q.type), unit = es < 16 ? 16 / es : 1;
+  const std::size_t share = q.count / n / unit * unit, rest = q.count - share * n;
   CollRequest scatter = q, gather = q, tail = q;
   scatter.op = CollOp::kReduceScatter;
   gather.op = CollOp::kAllGather;
