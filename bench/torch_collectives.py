@@ -273,11 +273,14 @@ def main():
         proc.join(timeout=120)
     if any(proc.exitcode != 0 for proc in procs):
         sys.exit("torch_collectives: a rank failed (exit codes %s)" % [proc.exitcode for proc in procs])
-    try:
-        commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip() or os.environ.get("GPUPEER_COMMIT", "")
-    except OSError:
-        commit = os.environ.get("GPUPEER_COMMIT", "")
+    # GPUPEER_COMMIT first: a checkout carried to another machine may hold a .git of another commit.
+    commit = os.environ.get("GPUPEER_COMMIT", "")
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                    text=True).stdout.strip()
+        except OSError:
+            pass
     meta = {"commit": commit, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": machine_name(torch, world), "command": " ".join(sys.argv), "torch": torch.__version__,
             "world": world}

@@ -6,7 +6,8 @@ Usage: scripts/bench_readme.py           (rewrites bench/README.md)
 
 Per machine: the runs (what each measured, commit, date, a link), the newest
 `<date>-collectives` run as one table per operation (gpupeer against each baseline of the same
-call, eager and in CUDA graphs), and every bench and micro-benchmark figure with its baseline. Debian's python3 only.
+call, eager and in CUDA graphs), the newest all-reduce from PyTorch (bench/torch_collectives.py)
+per rank count and type, and every bench and micro-benchmark figure with its baseline. Debian's python3 only.
 """
 import glob
 import json
@@ -78,9 +79,45 @@ def coll_tables(run, records):
 OUTCOME_UNITS = ("tests", "errors")  # test runs' outcomes: no figure of speed, no baseline
 
 
+TORCH_LIBRARIES = ("gpupeer", "gpupeer_reg", "nccl", "symm_one_shot", "symm_two_shot")
+
+
+def torch_tables(run, records):
+    """bench/torch_collectives.py's newest rows per rank count: one table per rank count and
+    type, the libraries' times side by side (NCCL's from the baseline of the same run)."""
+    rows = [r for r in records if r["metric"].startswith("torch ")]
+    out = []
+    for ranks in sorted({r["ranks"] for r in rows}):
+        mine = [r for r in rows if r["ranks"] == ranks]
+        newest = max(r["date"] for r in mine)
+        mine = [r for r in mine if r["date"] == newest]
+        cell = {(r["dtype"], r["mode"], r["bytes"], r["library"]): r for r in mine}
+        for r in mine:
+            cell.setdefault((r["dtype"], r["mode"], r["bytes"], "nccl"), {"value": r["baseline_value"]})
+        logs = sorted({r["log"] for r in mine})
+        for dtype in sorted({r["dtype"] for r in mine}):
+            out.append(f"#### {ranks} processes, {dtype}, commit {mine[0]['commit']} (" +
+                       ", ".join(f"[{log}]({run}/{log})" for log in logs) + ")\n")
+            head = ["size"] + [f"{mode}: {lib} us" for mode in ("graph", "eager") for lib in TORCH_LIBRARIES]
+            head += ["graph: NCCL / gpupeer"]
+            out += ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
+            for b in sorted({r["bytes"] for r in mine if r["dtype"] == dtype}):
+                row = [size_text(b)]
+                for mode in ("graph", "eager"):
+                    for lib in TORCH_LIBRARIES:
+                        v = cell.get((dtype, mode, b, lib))
+                        row.append(f"{v['value']:.2f}" if v and v.get("value") else "-")
+                ours, nccl = cell.get((dtype, "graph", b, "gpupeer")), cell.get((dtype, "graph", b, "nccl"))
+                row.append(ratio(nccl["value"], ours["value"]) if ours and nccl else "-")
+                out.append("| " + " | ".join(row) + " |")
+            out.append("")
+    return out
+
+
 def bench_table(run, records):
     # bench testcases and the micro-benchmarks
-    rows = [r for r in records if "op" not in r and r["unit"] not in OUTCOME_UNITS]
+    rows = [r for r in records if "op" not in r and r["unit"] not in OUTCOME_UNITS and
+            not r["metric"].startswith("torch ")]
     if not rows:
         return []
     out = [f"#### {run}\n", "| testcase, pair | value | baseline | ratio | log |", "| --- | --- | --- | --- | --- |"]
@@ -127,6 +164,14 @@ def render():
                     "Float, sum; `graph`: 20 operations captured in one CUDA graph, replayed 10 times; `eager`: 5 warm-up",
                     "and 20 timed back-to-back operations; `nccl_symmetric`: NCCL in graphs with symmetric windows.", ""]
             out += coll_tables(f"results/{machine}/{name}", records)
+        torch = [r for r in runs if any(x["metric"].startswith("torch ") for x in r[2])]
+        if torch:
+            name, meta, records = torch[-1]
+            out += [f"### All-reduce from PyTorch, one process per GPU ({name})", "",
+                    "`bench/torch_collectives.py`: gpupeer (`gpupeer_reg`: on a registered buffer), torch.distributed",
+                    "(NCCL) and PyTorch SymmetricMemory's one-shot and two-shot kernels in the same run; `graph`: 20",
+                    "calls captured in one CUDA graph, replayed 10 times; every result checked (0 wrong).", ""]
+            out += torch_tables(f"results/{machine}/{name}", records)
         bench = [line for name, _, records in runs for line in bench_table(f"results/{machine}/{name}", records)]
         if bench:
             out += ["### Bandwidth, latency and host costs (`gpupeer bench`: median per pair; micro-benchmarks)", ""]

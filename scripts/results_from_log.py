@@ -9,7 +9,8 @@ log starts with "$ COMMAND"), machine.txt (nvidia-smi's GPU list) and meta.json 
 build was made from, one line saying what the run measured; optionally the machine's name, else
 the parent folder's, and the date and GPUs where machine.txt is missing). What is read:
 `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
-baseline), `gpupeer bench` (one record per pair: the median), the micro-benchmarks'
+baseline), `gpupeer bench` (one record per pair: the median), bench/torch_collectives.py's JSON
+lines files (one record per library, type, mode and size against torch.distributed), the micro-benchmarks'
 launch_cost and ce_sm_mix, the JSON lines of scripts/explain_speed.sh and
 bench/micro/python_binding_cost.py, and test runs' outcomes (googletest's and ctest's counts of
 tests passed and failed, compute-sanitizer's error counts). Other logs are kept beside the results but not parsed.
@@ -215,6 +216,24 @@ def bench_records(rows):
     return out
 
 
+def torch_records(rows):
+    """bench/torch_collectives.py's rows (a JSON lines file of its own): one record per library,
+    type, mode and size, against NCCL (torch.distributed) measured in the same run; each row
+    names the commit it was built from."""
+    nccl = {(r["dtype"], r["mode"], r["bytes"]): r["us"] for r in rows if r.get("library") == "nccl"}
+    out = []
+    for r in rows:
+        if r.get("library") in (None, "nccl") or r.get("error"):
+            continue
+        out.append({"commit": r["commit"], "date": r["date"], "command": r["command"],
+                    "metric": f"torch all_reduce {r['library']} {r['dtype']} {r['mode']} {r['bytes']} B",
+                    "library": r["library"], "dtype": r["dtype"], "mode": r["mode"], "bytes": r["bytes"],
+                    "ranks": r["world"], "value": r["us"], "unit": "us", "wrong": r["wrong"],
+                    "baseline": "torch.distributed (NCCL)",
+                    "baseline_value": nccl.get((r["dtype"], r["mode"], r["bytes"]))})
+    return out
+
+
 def run_lines(run_dir):
     """results.jsonl's text for one run folder."""
     meta = json.load(open(os.path.join(run_dir, "meta.json"), encoding="utf-8"))
@@ -225,9 +244,14 @@ def run_lines(run_dir):
     machine = meta.get("machine") or os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
     lines = []
     for name in sorted(os.listdir(run_dir)):
-        if not name.endswith(".log"):
+        path = os.path.join(run_dir, name)
+        if name.endswith(".jsonl") and name != "results.jsonl":
+            records = torch_records([json.loads(line) for line in open(path, encoding="utf-8") if line.strip()])
+        elif name.endswith(".log"):
+            records = parse_log(path)
+        else:
             continue
-        for rec in parse_log(os.path.join(run_dir, name)):
+        for rec in records:
             full = {"commit": meta["commit"], "date": facts["date"], "machine": machine,
                     "gpu_model": facts["gpu_model"], "gpu_count": facts["gpu_count"], "driver": facts["driver"]}
             full.update(rec)

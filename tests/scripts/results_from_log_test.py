@@ -84,6 +84,24 @@ class JsonLines(unittest.TestCase):
                           ("explain benign log throughput", 210.0, 60.0)])
 
 
+class TorchRows(unittest.TestCase):
+    def row(self, library, us, dtype="bf16", mode="graph", nbytes=8, wrong=0, error=""):
+        return {"commit": "abc1234", "date": "2026-11-27T01:00:00+00:00", "command": "bench/torch_collectives.py",
+                "world": 2, "library": library, "dtype": dtype, "mode": mode, "bytes": nbytes, "us": us,
+                "wrong": wrong, "error": error}
+
+    def test_every_library_but_nccl_against_nccl_of_its_own_size_type_and_mode(self):
+        rows = [self.row("gpupeer", 2.5), self.row("nccl", 6.0), self.row("nccl", 9.0, mode="eager"),
+                self.row("gpupeer", 8.0, mode="eager", wrong=3), self.row("symm_two_shot", 6.3),
+                self.row("gpupeer_reg", 0.0, error="RuntimeError: refused")]
+        recs = results_from_log.torch_records(rows)
+        self.assertEqual([(r["metric"], r["value"], r["baseline_value"], r["wrong"], r["ranks"]) for r in recs],
+                         [("torch all_reduce gpupeer bf16 graph 8 B", 2.5, 6.0, 0, 2),
+                          ("torch all_reduce gpupeer bf16 eager 8 B", 8.0, 9.0, 3, 2),
+                          ("torch all_reduce symm_two_shot bf16 graph 8 B", 6.3, 6.0, 0, 2)])
+        self.assertTrue(all(r["commit"] == "abc1234" and r["unit"] == "us" for r in recs))
+
+
 class Outcomes(unittest.TestCase):
     def test_sanitizer_errors_by_tool_and_tests_passed(self):
         run = "2026-11-25-compute-sanitizer"
