@@ -19,13 +19,35 @@ namespace gpupeer {
 enum class Severity { kInfo = 0, kWarning = 1, kError = 2 };
 const char* severityName(Severity s);  ///< "info", "warning", "error"
 
+/// A GPU a finding concerns: its CUDA ordinal and PCI bus id, as the snapshot has them.
+struct FindingGpu {
+  int index = -1;
+  std::string busId;  ///< "0000:18:00.0"; "" when the snapshot has none
+};
+
 /// One thing the doctor found.
 struct Finding {
+  Finding() = default;
+  /// Most rules name the five first; `fix` and `gpus` follow where the rule knows them.
+  Finding(std::string rule_, Severity severity_, std::string title_, std::string evidence_, std::string kbId_,
+          std::string fix_ = {}, std::vector<FindingGpu> gpus_ = {})
+      : rule(std::move(rule_)),
+        severity(severity_),
+        title(std::move(title_)),
+        evidence(std::move(evidence_)),
+        kbId(std::move(kbId_)),
+        fix(std::move(fix_)),
+        gpus(std::move(gpus_)) {}
+
   std::string rule;                     ///< the rule that made it ("pcie-downtrained")
   Severity severity = Severity::kInfo;  ///< how bad
   std::string title;                    ///< one line
   std::string evidence;                 ///< numbers and pairs
   std::string kbId;                     ///< the KB entry that explains it ("" if none)
+  /// Commands written for this machine (its bus ids, NUMA node, versions); "" when the KB
+  /// entry's first workaround fits as it is.
+  std::string fix;
+  std::vector<FindingGpu> gpus;  ///< the GPUs it concerns, by ordinal; empty for the machine as a whole
 };
 
 /// What the GPU actions measured, when they ran. Keys are (src, dst).
@@ -53,6 +75,12 @@ struct DoctorReport {
   Severity worst() const;           ///< the most severe finding's severity (kInfo when none)
 };
 
+/// `gpupeer doctor`'s exit code, which follows the worst finding: 1 when any finding is an
+/// error, with or without a GPU (a driver older than the runtime shows none, and a script waiting
+/// for 1 must still see it); else 3 when no GPU is visible; else 5 when the worst is a warning;
+/// else 0 (healthy, or info findings only).
+int doctorExitCode(const Snapshot& snapshot, const DoctorReport& report);
+
 /// Applies every rule. `measured` is null offline (snapshot file), and the report says which
 /// checks that leaves out.
 DoctorReport diagnose(const Snapshot& snapshot, const Measurements* measured);
@@ -69,6 +97,11 @@ struct KbAdvice {
   std::string firstWorkaround;
 };
 KbAdvice kbAdviceFor(const std::string& kbId);
+
+/// What the report tells the reader to run for a finding: its own fix, else its KB entry's
+/// first workaround; nothing for an info finding (nothing there is wrong enough to edit the
+/// boot configuration or reboot for).
+std::string firstThingToTry(const Finding& finding);
 
 /// The report for people (`gpupeer doctor`): the verdict first, then each finding with its
 /// evidence, KB id and first workaround, then what was checked (and measured, when `measured`

@@ -138,6 +138,9 @@ struct KbMatch {
   std::uint64_t firstLine = 0;      ///< 1-based number of the first matching line
   std::string firstLineText;        ///< that line (or 64 KiB piece of it), normalised
   std::uint64_t matchingLines = 0;  ///< lines (pieces) that matched this entry
+  /// How a one-line query found the entry when its regex did not: "its id", or the error code
+  /// it carries ("cudaErrorPeerAccessUnsupported (cudaError_t 217)"); "" for a regex match.
+  std::string matchedBy;
 };
 
 /// The outcome of scanning a log: ranked matches and how much was read.

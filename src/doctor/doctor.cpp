@@ -22,6 +22,8 @@ const std::vector<DoctorRule>& doctorRules() {
       {"p2p-data-check", "p2p", p2pCheckFailures},
       {"p2p-unsupported", "p2p", p2pUnsupportedPairs},
       {"p2p-capability-disagrees", "p2p", p2pCapabilityDisagrees},
+      {"peer-limit", "p2p", tooManyPeers},
+      {"mixed-models", "p2p", mixedGpuModels},
       {"fabric-manager", "nvlink", fabricManager},
       {"nvlink-inactive", "nvlink", nvlinkInactive},
       {"nvlink-degraded", "nvlink", nvlinkFewerThanPeers},
@@ -55,22 +57,36 @@ Severity DoctorReport::worst() const {
   return w;
 }
 
+int doctorExitCode(const Snapshot& snapshot, const DoctorReport& report) {
+  // The CLI's numbering (tools/gpupeer/cli_common.hpp): failed 1, not applicable 3; 5 is the
+  // doctor's own, so scripts can tell warnings from errors.
+  if (!report.findings.empty() && report.worst() == Severity::kError) return 1;
+  if (snapshot.gpus.empty()) return 3;
+  if (!report.findings.empty() && report.worst() == Severity::kWarning) return 5;
+  return 0;
+}
+
 namespace {
 
 std::string verdictLine(const Snapshot& s, const Measurements* m, const DoctorReport& r) {
   if (s.gpus.empty()) return "No NVIDIA GPU visible: " + whyNoGpu(s);
   if (s.gpus.size() == 1) return fmt::format("One GPU visible ({}): there is no peer to talk to", s.gpus[0].name);
-  int errors = 0, warnings = 0;
+  // The counts add up to the findings listed below the verdict, info findings included.
+  int errors = 0, warnings = 0, infos = 0;
   for (const Finding& f : r.findings) {
     errors += f.severity == Severity::kError;
     warnings += f.severity == Severity::kWarning;
+    infos += f.severity == Severity::kInfo;
   }
+  std::string andInfos = infos ? fmt::format(" and {} info finding(s)", infos) : "";
   int okPairs = 0;
   for (const PeerPair& p : s.pairs) okPairs += p2pStatus(s, p.src, p.dst).state == P2pStatus::State::kOk;
-  std::string head = okPairs == 0 ? fmt::format("P2P unavailable: {} error(s), {} warning(s)", errors, warnings)
-                     : errors     ? fmt::format("P2P has problems: {} error(s), {} warning(s)", errors, warnings)
-                     : warnings   ? fmt::format("P2P works with {} warning(s)", warnings)
-                                  : std::string("P2P healthy");
+  std::string head =
+      okPairs == 0 ? fmt::format("P2P unavailable: {} error(s), {} warning(s){}", errors, warnings, andInfos)
+      : errors     ? fmt::format("P2P has problems: {} error(s), {} warning(s){}", errors, warnings, andInfos)
+      : warnings   ? fmt::format("P2P works with {} warning(s){}", warnings, andInfos)
+      : infos      ? fmt::format("P2P healthy with {} info finding(s)", infos)
+                   : std::string("P2P healthy");
   std::string pairs = okPairs == static_cast<int>(s.pairs.size())
                           ? fmt::format("P2P on all {} pairs", okPairs)
                           : fmt::format("P2P on {} of {} pairs", okPairs, s.pairs.size());

@@ -19,6 +19,11 @@ KbAdvice kbAdviceFor(const std::string& kbId) {
   return advice;
 }
 
+std::string firstThingToTry(const Finding& finding) {
+  if (finding.severity == Severity::kInfo) return {};
+  return finding.fix.empty() ? kbAdviceFor(finding.kbId).firstWorkaround : finding.fix;
+}
+
 namespace {
 
 // Every line of `text` at one indentation, whatever indentation it came with.
@@ -37,6 +42,16 @@ std::string indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
+// "GPU0 (0000:18:00.0), GPU1 (0000:2a:00.0)": the ordinal and the bus id, as NCCL names them.
+std::string gpuList(const std::vector<FindingGpu>& gpus) {
+  std::string out;
+  for (const FindingGpu& g : gpus) {
+    out += fmt::format("{}GPU{}", out.empty() ? "" : ", ", g.index);
+    if (!g.busId.empty()) out += fmt::format(" ({})", g.busId);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string renderDoctorReport(const Snapshot& s, const DoctorReport& r, const Measurements* m, double seconds) {
@@ -45,12 +60,13 @@ std::string renderDoctorReport(const Snapshot& s, const DoctorReport& r, const M
   if (!r.findings.empty()) out += fmt::format("\nFindings ({}):\n", r.findings.size());
   for (const Finding& f : r.findings) {
     out += fmt::format("  [{}] {}  ({})\n", severityName(f.severity), f.title, f.rule);
+    if (!f.gpus.empty()) out += fmt::format("      GPUs: {}\n", gpuList(f.gpus));
     if (!f.evidence.empty()) out += fmt::format("{}\n", indent(f.evidence, "      "));
     KbAdvice advice = kbAdviceFor(f.kbId);
     if (!f.kbId.empty())
       out += fmt::format("      explained by KB {}{}\n", f.kbId, advice.found ? "" : " (entry not loaded)");
-    if (!advice.firstWorkaround.empty())
-      out += fmt::format("      first thing to try:\n{}\n", indent(advice.firstWorkaround, "        "));
+    std::string fix = firstThingToTry(f);
+    if (!fix.empty()) out += fmt::format("      first thing to try:\n{}\n", indent(fix, "        "));
   }
   out += fmt::format("\nWhat was checked: {} rules over the snapshot of {} ({} GPU(s))", doctorRules().size(),
                      s.hostname.empty() ? "this machine" : s.hostname, s.gpus.size());
@@ -67,19 +83,29 @@ std::string renderDoctorReport(const Snapshot& s, const DoctorReport& r, const M
   return out;
 }
 
+namespace {
+
+nlohmann::ordered_json gpusJson(const std::vector<FindingGpu>& gpus) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const FindingGpu& g : gpus) out.push_back({{"index", g.index}, {"busId", g.busId}});
+  return out;
+}
+
+}  // namespace
+
 std::string doctorReportToJson(const DoctorReport& report, const Measurements* measured) {
   nlohmann::ordered_json j;
   j["verdict"] = report.verdict;
   j["worst"] = report.findings.empty() ? "none" : severityName(report.worst());
   j["findings"] = nlohmann::ordered_json::array();
   for (const Finding& f : report.findings) {
-    KbAdvice advice = kbAdviceFor(f.kbId);
     j["findings"].push_back({{"rule", f.rule},
                              {"severity", severityName(f.severity)},
                              {"title", f.title},
                              {"evidence", f.evidence},
                              {"kbId", f.kbId},
-                             {"firstWorkaround", advice.firstWorkaround}});
+                             {"gpus", gpusJson(f.gpus)},
+                             {"firstWorkaround", firstThingToTry(f)}});
   }
   j["notRun"] = report.notRun;
   if (measured) {

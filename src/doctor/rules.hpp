@@ -16,6 +16,9 @@ using Findings = std::vector<Finding>;
 void p2pUnsupportedPairs(const Snapshot&, const Measurements*, Findings&);
 void p2pCapabilityDisagrees(const Snapshot&, const Measurements*, Findings&);
 void p2pCheckFailures(const Snapshot&, const Measurements*, Findings&);
+// peers
+void tooManyPeers(const Snapshot&, const Measurements*, Findings&);
+void mixedGpuModels(const Snapshot&, const Measurements*, Findings&);
 // links
 void nvlinkInactive(const Snapshot&, const Measurements*, Findings&);
 void nvlinkFewerThanPeers(const Snapshot&, const Measurements*, Findings&);
@@ -45,6 +48,14 @@ void persistenceModeOff(const Snapshot&, const Measurements*, Findings&);
 // performance
 void bandwidthBelowExpectation(const Snapshot&, const Measurements*, Findings&);
 void bandwidthAsymmetric(const Snapshot&, const Measurements*, Findings&);
+
+/// The GPUs with these CUDA ordinals with their bus ids, in order, each once.
+std::vector<FindingGpu> gpusOf(const Snapshot& s, std::vector<int> indices);
+/// The GPUs at either end of these pairs.
+std::vector<FindingGpu> gpusOfPairs(const Snapshot& s, const std::vector<std::pair<int, int>>& pairs);
+
+/// Whether the GPU with this ordinal has MIG on (its pairs are the mig rule's).
+bool isMig(const Snapshot& s, int index);
 
 /// "GPU0->GPU1, GPU1->GPU0"
 std::string pairList(const std::vector<std::pair<int, int>>& pairs);

@@ -12,6 +12,23 @@ std::string pairList(const std::vector<std::pair<int, int>>& pairs) {
   return out;
 }
 
+std::vector<FindingGpu> gpusOf(const Snapshot& s, std::vector<int> indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  std::vector<FindingGpu> out;
+  for (int i : indices) {
+    const Gpu* g = s.findGpu(i);
+    out.push_back({i, g ? g->pciBusId : ""});
+  }
+  return out;
+}
+
+std::vector<FindingGpu> gpusOfPairs(const Snapshot& s, const std::vector<std::pair<int, int>>& pairs) {
+  std::vector<int> indices;
+  for (const auto& [a, b] : pairs) indices.insert(indices.end(), {a, b});
+  return gpusOf(s, indices);
+}
+
 double stagedFallbackGBps(const Snapshot& s, int a, int b) {
   // Staging crosses both GPUs' PCIe links; the slower one bounds it.
   const Gpu* ga = s.findGpu(a);
@@ -25,7 +42,7 @@ void p2pUnsupportedPairs(const Snapshot& s, const Measurements*, Findings& out) 
   std::string reasons;
   for (const PeerPair& p : s.pairs) {
     P2pStatus st = p2pStatus(s, p.src, p.dst);
-    if (st.state != P2pStatus::State::kUnsupported) continue;
+    if (st.state != P2pStatus::State::kUnsupported || isMig(s, p.src) || isMig(s, p.dst)) continue;
     pairs.push_back({p.src, p.dst});
     if (reasons.size() < 600) reasons += fmt::format("\n  GPU{}->GPU{}: {}", p.src, p.dst, st.reason);
   }
@@ -40,7 +57,8 @@ void p2pUnsupportedPairs(const Snapshot& s, const Measurements*, Findings& out) 
                          : "Copies between them are staged through host memory.";
   out.push_back({"p2p-unsupported", Severity::kWarning,
                  fmt::format("P2P is not available on {} of {} ordered pairs", pairs.size(), s.pairs.size()),
-                 pairList(pairs) + reasons + "\n  " + cost, "cuda/peer-access-unsupported-by-hardware"});
+                 pairList(pairs) + reasons + "\n  " + cost, "cuda/peer-access-unsupported-by-hardware", "",
+                 gpusOfPairs(s, pairs)});
 }
 
 void p2pCapabilityDisagrees(const Snapshot& s, const Measurements*, Findings& out) {
@@ -56,7 +74,7 @@ void p2pCapabilityDisagrees(const Snapshot& s, const Measurements*, Findings& ou
   out.push_back({"p2p-capability-disagrees", Severity::kWarning, "CUDA and NVML disagree about P2P",
                  pairList(pairs) + ": cudaDeviceCanAccessPeer and nvmlDeviceGetP2PStatus give different "
                                    "answers; trust only the data check (gpupeer check)",
-                 "platform/p2p-advertised-but-broken"});
+                 "platform/p2p-advertised-but-broken", "", gpusOfPairs(s, pairs)});
 }
 
 void p2pCheckFailures(const Snapshot& s, const Measurements* m, Findings& out) {

@@ -16,6 +16,29 @@ constexpr NcclFloor kNcclFloors[] = {
     {12, 0, 22602, "NVIDIA/nccl#1637: NCCL 2.25.1 fails on RTX 5090 (sm_120); fixed in 2.26.2"},
 };
 
+// The oldest Linux driver a runtime of each CUDA major version starts on (minor version
+// compatibility; features of a newer minor may need a newer driver still). From the CUDA
+// release notes' table of toolkit and driver versions.
+struct DriverFloor {
+  int cudaMajor;
+  const char* minDriver;
+};
+constexpr DriverFloor kDriverFloors[] = {{11, "450.80.02"}, {12, "525.60.13"}, {13, "580"}};
+
+// "driver 570.86.15 (supports up to CUDA 12.8), runtime CUDA 13.0, which needs driver 580 or
+// newer": both versions the snapshot has, and what the runtime asks for.
+std::string versionsEvidence(const Snapshot& s) {
+  std::string driver = s.driverVersion.known() ? "driver " + s.driverVersion.value() : "driver (version unknown)";
+  if (s.cudaDriverVersion.known())
+    driver += fmt::format(" (supports up to CUDA {})", cudaVersionText(s.cudaDriverVersion.value()));
+  if (!s.cudaRuntimeVersion.known()) return driver;
+  int runtime = s.cudaRuntimeVersion.value();
+  std::string out = fmt::format("{}, runtime CUDA {}", driver, cudaVersionText(runtime));
+  for (const DriverFloor& f : kDriverFloors)
+    if (f.cudaMajor == runtime / 1000) out += fmt::format(", which needs driver {} or newer", f.minDriver);
+  return out;
+}
+
 std::string ncclVersionText(int v) { return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100); }
 
 }  // namespace
@@ -23,20 +46,21 @@ std::string ncclVersionText(int v) { return fmt::format("{}.{}.{}", v / 10000, (
 void driverTooOld(const Snapshot& s, const Measurements*, Findings& out) {
   // The runtime names the mismatch itself when it cannot start (the driver's CUDA version may
   // then be unknown, e.g. inside a container that brought its own runtime).
+  // Without a driver at all (no kernel module, no libcuda) the runtime says the same: that is
+  // "no GPU", not an old driver.
   const std::string& why = s.deviceCount.reason();
-  if (!s.deviceCount.known() && (why.find("InsufficientDriver") != std::string::npos ||
-                                 why.find("driver version is insufficient") != std::string::npos)) {
-    out.push_back({"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime", why,
-                   "driver/cuda-driver-too-old"});
+  bool driverPresent = s.driverVersion.known() || s.cudaDriverVersion.known();
+  if (!s.deviceCount.known() && driverPresent &&
+      (why.find("InsufficientDriver") != std::string::npos ||
+       why.find("driver version is insufficient") != std::string::npos)) {
+    out.push_back({"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime",
+                   versionsEvidence(s) + "\n  " + why, "driver/cuda-driver-too-old"});
     return;
   }
   if (!s.cudaDriverVersion.known() || !s.cudaRuntimeVersion.known()) return;
   if (s.cudaDriverVersion.value() >= s.cudaRuntimeVersion.value()) return;
-  out.push_back(
-      {"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime",
-       fmt::format("driver supports CUDA {}, runtime is CUDA {}", cudaVersionText(s.cudaDriverVersion.value()),
-                   cudaVersionText(s.cudaRuntimeVersion.value())),
-       "driver/cuda-driver-too-old"});
+  out.push_back({"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime", versionsEvidence(s),
+                 "driver/cuda-driver-too-old"});
 }
 
 void nvmlMismatch(const Snapshot& s, const Measurements*, Findings& out) {

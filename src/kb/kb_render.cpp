@@ -46,7 +46,10 @@ void renderMatch(std::string& out, std::size_t rank, const KbMatch& m) {
   const KbEntry& e = *m.entry;
   out +=
       fmt::format("{}. {}{}\n", rank, e.id, e.wrapper ? "  (generic wrapper: the entries above name the cause)" : "");
-  out += fmt::format("   line {}: {}\n", m.firstLine, shortLine(m.firstLineText));
+  if (m.matchedBy.empty())
+    out += fmt::format("   line {}: {}\n", m.firstLine, shortLine(m.firstLineText));
+  else
+    out += fmt::format("   found by {}\n", m.matchedBy);
   if (m.matchingLines > 1) out += fmt::format("   ({} matching lines)\n", m.matchingLines);
   if (!e.rootCause.empty()) out += fmt::format("   Cause: {}\n", e.rootCause);
   if (!e.deadEnds.empty()) {
@@ -103,6 +106,7 @@ Json matchToJson(std::size_t rank, const KbMatch& m) {
           {"line", m.firstLine},
           {"text", m.firstLineText},
           {"matchingLines", m.matchingLines},
+          {"matchedBy", m.matchedBy},
           {"wrapper", e.wrapper},
           {"domain", e.domain},
           {"category", e.category},

@@ -16,9 +16,6 @@ struct Options {
   bool noGpuActions = false;
 };
 
-// Exit codes by worst severity: errors 1, warnings only 5 (so scripts can tell them apart).
-constexpr int kExitWarnings = 5;
-
 int run(const Options& o) {
   auto start = std::chrono::steady_clock::now();
   Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
@@ -35,22 +32,16 @@ int run(const Options& o) {
   else
     printTerminal(
         renderDoctorReport(s, report, offline ? nullptr : &measured, seconds));  // snapshot strings may hold escapes
-  if (s.gpus.empty()) return kExitNotApplicable;
-  if (report.findings.empty()) return kExitOk;
-  switch (report.worst()) {
-    case Severity::kError: return kExitFailed;
-    case Severity::kWarning: return kExitWarnings;
-    case Severity::kInfo: return kExitOk;
-  }
-  return kExitOk;
+  return doctorExitCode(s, report);
 }
 
 CommandRegistrar registrar("doctor", 5, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
       "doctor",
-      "Run every check and say what is wrong with P2P here and what to do (exit 0 healthy, 1 errors, "
-      "5 warnings, 3 no GPU)");
+      "Run every check and say what is wrong with P2P here and what to do. Exit codes follow the worst "
+      "finding: 1 when any finding is an error (with or without a GPU), else 3 when no GPU is visible, "
+      "5 when warnings are the worst, 0 when healthy (info findings only)");
   sub->add_flag("--json", opts->json, "JSON output");
   sub->add_flag("--no-gpu-actions", opts->noGpuActions, "only the rules over the snapshot; no data check or bandwidth");
   addSnapshotOption(sub, opts->snapshotFile);
