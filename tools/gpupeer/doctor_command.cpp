@@ -16,9 +16,6 @@ struct Options {
   bool noGpuActions = false;
 };
 
-// Exit codes by worst severity: errors 1, warnings only 5 (so scripts can tell them apart).
-constexpr int kExitWarnings = 5;
-
 int run(const Options& o) {
   auto start = std::chrono::steady_clock::now();
   Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
@@ -36,6 +33,7 @@ int run(const Options& o) {
     printTerminal(
         renderDoctorReport(s, report, offline ? nullptr : &measured, seconds));  // snapshot strings may hold escapes
   if (s.gpus.empty()) return kExitNotApplicable;
+  // By worst severity: errors 1, warnings only 5, so that scripts can tell them apart.
   if (report.findings.empty()) return kExitOk;
   switch (report.worst()) {
     case Severity::kError: return kExitFailed;

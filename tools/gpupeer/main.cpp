@@ -22,10 +22,14 @@ std::vector<CommandSpec>& commandRegistry() {
 
 int main(int argc, char** argv) {
   using namespace gpupeer::cli;
+  // Named, so that help says "gpupeer" and not the path the binary was started by.
   CLI::App app{
       "gpupeer: GPU peer-to-peer inside one machine: see, prove, measure, explain.\n"
-      "Exit codes: 0 ok, 1 failed check or finding, 2 usage, 3 not applicable "
-      "(no or one GPU), 4 error."};
+      "Exit codes: 0 ok, 1 failed check or finding, 2 usage, 3 not applicable (no or one GPU), "
+      "4 error (also a standard output that cannot be written), 5 doctor found warnings only.\n"
+      "A reader that stops early (gpupeer ... | head) ends gpupeer quietly by SIGPIPE, as it ends git: "
+      "a shell shows status 141.",
+      "gpupeer"};
   app.set_version_flag("--version", std::string("gpupeer ") + gpupeer::kVersion);
   app.require_subcommand(1);
   int exitCode = kExitOk;
