@@ -1,14 +1,20 @@
 """scripts/install_python.sh on a copy of the build: it installs for the python3 on PATH and says
-which Python and torch."""
+which Python and torch, and the installed package reads the KB installed with it, not the
+source tree's kb/."""
 
 import os
 import platform
+import shutil
 import subprocess
 import sys
 
 import pytest
 
 from conftest import REPO, build_dir
+
+OWN_ENTRY = '{"id": "test/installed-kb-only", "regex": "okapi-ledger-failure-17"}'
+SOURCE_TREE_TEXT = "CUDA error: peer access is not supported between these two devices"
+
 
 @pytest.fixture
 def installed(tmp_path):
@@ -37,3 +43,21 @@ def test_installs_for_the_python3_on_path_and_says_which(installed):
     assert ("no torch" in out) != has_torch, out
     assert (prefix / "gpupeer" / "libgpupeer_c.so").exists()
 
+
+def test_installed_package_reads_its_own_kb(installed, tmp_path):
+    prefix, python3, _ = installed
+    kb = prefix / "gpupeer" / "kb"
+    shutil.rmtree(kb)
+    (kb / "test").mkdir(parents=True)
+    (kb / "test" / "installed-kb-only.json").write_text(OWN_ENTRY)
+    env = {k: v for k, v in os.environ.items() if k not in ("GPUPEER_LIBRARY", "GPUPEER_KB_PATH")}
+    env["PYTHONPATH"] = str(prefix)
+
+    def explain(text):
+        return subprocess.run([str(python3), "-m", "gpupeer", "explain", text], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, check=False)
+
+    own = explain("okapi-ledger-failure-17")
+    assert own.returncode == 0 and "test/installed-kb-only" in own.stdout, own.stdout + own.stderr
+    source = explain(SOURCE_TREE_TEXT)
+    assert source.returncode == 1, "the source tree's kb/ was read:\n" + source.stdout
