@@ -75,6 +75,9 @@ TEST_F(Cli, BadSnapshotsNameTheProblem) {
   r = run("topo --snapshot " + scratch_.path() + "/missing.json");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("cannot open snapshot file"), std::string::npos) << r.err;
+  // The user's input is at fault, not a line of gpupeer: no source location.
+  EXPECT_EQ(r.err, "gpupeer: error: not-found: cannot open snapshot file '" + scratch_.path() +
+                       "/missing.json': No such file or directory\n");
 }
 
 TEST_F(Cli, DoctorOfflineExitCodesFollowTheWorstFinding) {
