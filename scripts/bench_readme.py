@@ -9,6 +9,7 @@ Per machine: the runs (what each measured, commit, date, a link), the newest
 call, eager and in CUDA graphs), the newest all-reduce from PyTorch (bench/torch_collectives.py)
 per rank count and type, and every bench and micro-benchmark figure with its baseline. Debian's python3 only.
 """
+import argparse
 import glob
 import json
 import os
@@ -183,9 +184,19 @@ def render():
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def parse_args(argv):
+    # argparse, so that --help (or a mistyped option) prints help instead of rewriting the page.
+    parser = argparse.ArgumentParser(prog="scripts/bench_readme.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 where bench/README.md or a results.jsonl is stale")
+    return parser.parse_args(argv)
+
+
 def main(argv):
+    args = parse_args(argv)
     text = render()
-    if "--check" in argv:
+    if args.check:
         runs = sorted(glob.glob(os.path.join(RESULTS, "*", "*", "")))
         stale = subprocess.call([sys.executable, os.path.join(ROOT, "scripts", "results_from_log.py"), "--check"] + runs)
         if open(README, encoding="utf-8").read() != text:

@@ -16,6 +16,7 @@ bench/micro/python_binding_cost.py, and test runs' outcomes (googletest's and ct
 tests passed and failed, compute-sanitizer's error counts). Other logs are kept beside the results but not parsed.
 Debian's python3 only.
 """
+import argparse
 import json
 import os
 import re
@@ -261,9 +262,15 @@ def run_lines(run_dir):
 
 
 def main(argv):
-    check = "--check" in argv
+    # argparse, so that --help prints help instead of being taken for a run folder.
+    parser = argparse.ArgumentParser(prog="scripts/results_from_log.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 where a results.jsonl is stale")
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="bench/results/<machine>/<date>-<topic>/")
+    args = parser.parse_args(argv)
+    check = args.check
     stale = 0
-    for run_dir in [a for a in argv if a != "--check"]:
+    for run_dir in args.run_dirs:
         text, path = run_lines(run_dir), os.path.join(run_dir, "results.jsonl")
         if check:
             if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:

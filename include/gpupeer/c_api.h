@@ -89,6 +89,7 @@ const char* gpupeer_version(void);  ///< the library's version, "0.1.0"
 // --json document (GPUPEER_FORMAT_JSON) or its text for people (GPUPEER_FORMAT_TEXT).
 
 enum { GPUPEER_FORMAT_JSON = 0, GPUPEER_FORMAT_TEXT = 1 };
+enum { GPUPEER_DOCTOR_NO_GPU = -2 };
 
 /// The snapshot (probed, or parsed and checked from the file or text) as JSON.
 int gpupeer_snapshot_json(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error);
@@ -100,8 +101,9 @@ int gpupeer_topology(const char* snapshot_path, const char* snapshot_json, int f
 int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int format, char** out, int* failed,
                   gpupeer_error** error);
 /// `gpupeer doctor`. GPU actions (data check, bandwidth) run when `gpu_actions` is non-zero and
-/// the snapshot was probed. *worst (when not null): -1 no finding, else the worst severity
-/// (0 info, 1 warning, 2 error), from which the CLI's exit code comes.
+/// the snapshot was probed. *worst (when not null): 2 (error) when a finding is an error, else
+/// GPUPEER_DOCTOR_NO_GPU when the snapshot has no GPU (the CLI exits 3), else -1 no finding,
+/// else the worst severity (0 info, 1 warning): the CLI's exit code follows it (doctorExitCode).
 int gpupeer_doctor(const char* snapshot_path, const char* snapshot_json, int gpu_actions, int format, char** out,
                    int* worst, gpupeer_error** error);
 /// `gpupeer explain`: `text`, else the log file `log_path`, scanned against the built-in KB plus

@@ -99,10 +99,12 @@ class KnowledgeBase {
   static Result<KnowledgeBase> loadDirectories(const std::vector<std::string>& dirs,
                                                std::vector<std::string>* warnings);
 
-  /// The built-in KB directory (the first that exists of: the source tree's kb/ for a build
-  /// tree, <exe>/../share/gpupeer/kb for a relocated install, <exe>/../kb for a build folder
-  /// carried with its repository, the configured install dir),
-  /// followed by each directory of the colon-separated GPUPEER_KB_PATH.
+  /// The built-in KB directory, the first that exists of: the source tree's kb/ only when the
+  /// code runs from the build tree it was compiled in; then, relative to the file holding the
+  /// code (the executable, or libgpupeer_c.so under Python), <dir>/kb beside a shared object
+  /// (the installed Python package), <dir>/../share/gpupeer/kb (an install, relocated or not),
+  /// <dir>/../kb (a build folder carried with its repository); the configured install dir.
+  /// Followed by each directory of the colon-separated GPUPEER_KB_PATH.
   static std::vector<std::string> defaultDirectories();
 
   /// Adds an entry; an error if its id is taken or its regex does not compile.

@@ -4,9 +4,11 @@ only the Python package is installed. Same output and exit codes as the ``gpupee
 (no GPU), 4 error; doctor 5 for warnings only."""
 
 import argparse
+import os
+import signal
 import sys
 
-from . import diagnosis, errors
+from . import __version__, diagnosis, errors
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_APPLICABLE, EXIT_ERROR, EXIT_WARNINGS = 0, 1, 2, 3, 4, 5
 
@@ -18,24 +20,36 @@ def _format(args):
 def _doctor(args):
     document, worst = diagnosis.render_doctor(args.snapshot, not args.no_gpu_actions, _format(args))
     sys.stdout.write(document)
-    return {"error": EXIT_FAILED, "warning": EXIT_WARNINGS}.get(worst, EXIT_OK)
+    return {diagnosis.NO_GPU: EXIT_NOT_APPLICABLE, "error": EXIT_FAILED, "warning": EXIT_WARNINGS}.get(worst, EXIT_OK)
+
+
+def _no_gpu(prefix, error):
+    # The binary's words for a machine without GPUs: the reason alone, no error code or source line.
+    print("%s: %s" % (prefix, error.message), file=sys.stderr)
+    return EXIT_NOT_APPLICABLE
 
 
 def _topo(args):
-    sys.stdout.write(diagnosis.render_topology(args.snapshot, _format(args)))
+    try:
+        sys.stdout.write(diagnosis.render_topology(args.snapshot, _format(args)))
+    except errors.UnsupportedError as e:
+        return _no_gpu("gpupeer", e)
     return EXIT_OK
 
 
 def _check(args):
     devices = [int(d) for d in args.devices.split(",")] if args.devices else None
-    document, failed = diagnosis.render_check(devices, args.size_mib, _format(args))
+    try:
+        document, failed = diagnosis.render_check(devices, args.size_mib, _format(args))
+    except errors.UnsupportedError as e:
+        return _no_gpu("gpupeer check", e)
     sys.stdout.write(document)
     return EXIT_FAILED if failed else EXIT_OK
 
 
 def _explain(args):
     if bool(args.text) == bool(args.file):
-        print("gpupeer explain: give either the error text, -f LOG, or - to read standard input", file=sys.stderr)
+        print("gpupeer explain: give the error text, -f LOG, or - to read standard input (see --help)", file=sys.stderr)
         return EXIT_USAGE
     if args.file == "-" or args.text == ["-"]:
         document, matches = diagnosis.render_explain(sys.stdin.read(), args.kb, args.top, _format(args), False)
@@ -48,12 +62,11 @@ def _explain(args):
 
 
 def _snapshot(args):
-    import json
-
-    document = diagnosis.load_snapshot(args.snapshot) if args.snapshot else diagnosis.snapshot()
-    text = json.dumps(document, indent=2) + "\n"
+    # The library's JSON text as it is, so that it is byte for byte the binary's. Without --json
+    # or -o this prints the JSON as well: the binary's short summary is not in the library.
+    text = diagnosis.render_snapshot(args.snapshot)
     if args.output:
-        with open(args.output, "w") as out:
+        with open(args.output, "w", encoding="utf-8") as out:
             out.write(text)
         print("snapshot written to %s" % args.output)
     else:
@@ -63,6 +76,7 @@ def _snapshot(args):
 
 def parser():
     p = argparse.ArgumentParser(prog="python -m gpupeer", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version="gpupeer " + __version__)
     sub = p.add_subparsers(dest="command", required=True)
     snapshot_help = "analyse this snapshot file instead of the machine; nothing on the machine is touched"
 
@@ -93,21 +107,38 @@ def parser():
 
     s = sub.add_parser("snapshot", help="the machine's snapshot as JSON")
     s.add_argument("--snapshot", help="check and print this snapshot file instead")
+    s.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     s.add_argument("-o", "--output", help="write it to this file")
     s.set_defaults(run=_snapshot)
     return p
 
 
+def _die_of_broken_pipe():
+    # As the binary and git: a reader that stopped early (| head) ends us quietly by SIGPIPE, which
+    # Python ignores and turns into BrokenPipeError.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # here, where a closed pipe can still be caught, not at exit
+        return code
+    except BrokenPipeError:
+        _die_of_broken_pipe()
     except errors.GpupeerError as e:
-        print("gpupeer: error: %s" % e.text, file=sys.stderr)
-        if isinstance(e, (errors.InvalidArgumentError, errors.ArgumentTypeError, errors.ParseError,
-                          errors.NotFoundError)):
-            return EXIT_USAGE
-        return EXIT_NOT_APPLICABLE if isinstance(e, errors.UnsupportedError) else EXIT_ERROR
+        usage = isinstance(e, (errors.InvalidArgumentError, errors.ArgumentTypeError, errors.ParseError,
+                               errors.NotFoundError))
+        not_applicable = isinstance(e, errors.UnsupportedError)
+        text = e.text
+        # As the binary: bad input and a machine that cannot do this are the user's to fix, said
+        # without gpupeer's source line; gpupeer's own failures keep it, for a bug report.
+        if (usage or not_applicable) and e.location and text.endswith(" at " + e.location):
+            text = text[:-len(" at " + e.location)]
+        print("gpupeer: error: %s" % text, file=sys.stderr)
+        return EXIT_USAGE if usage else EXIT_NOT_APPLICABLE if not_applicable else EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -28,12 +28,18 @@ def _source(snapshot):
         "snapshot: a path, a dict from gpupeer.snapshot() or None, not %s" % type(snapshot).__name__)
 
 
+def render_snapshot(path=None):
+    """``gpupeer snapshot --json``'s text: of the snapshot file at `path` (checked), else of
+    this machine."""
+    return _lib.call_for_string(lib.gpupeer_snapshot_json, os.fsencode(path) if path else None, None)
+
+
 def snapshot():
     """This machine's snapshot (GPUs, links, PCIe, NUMA, driver, environment) as a dict.
 
     Never fails for lack of a GPU: what cannot be read is recorded as {"unknown": reason}.
     """
-    return json.loads(_lib.call_for_string(lib.gpupeer_snapshot_json, None, None))
+    return json.loads(render_snapshot())
 
 
 def load_snapshot(path):
@@ -41,7 +47,7 @@ def load_snapshot(path):
 
     Raises NotFoundError for a missing file and ParseError naming the line or field that is wrong.
     """
-    return json.loads(_lib.call_for_string(lib.gpupeer_snapshot_json, os.fsencode(path), None))
+    return json.loads(render_snapshot(path))
 
 
 def render_topology(snapshot=None, format=TEXT):
@@ -78,13 +84,18 @@ def check(devices=None, size_mib=32):
 
 
 SEVERITIES = ("info", "warning", "error")
+NO_GPU = "no GPU"  # render_doctor's second value for a snapshot without GPUs
+_DOCTOR_NO_GPU = -2  # c_api.h's GPUPEER_DOCTOR_NO_GPU
 
 
 def render_doctor(snapshot=None, gpu_actions=True, format=TEXT):
-    """(document, worst severity: None, "info", "warning" or "error")."""
+    """(document, worst severity: None, "info", "warning" or "error"; NO_GPU when the snapshot
+    has no GPU and no error was found, as the CLI then exits 3)."""
     path, text = _source(snapshot)
     worst = ctypes.c_int(-1)
     document = _lib.call_for_string(lib.gpupeer_doctor, path, text, 1 if gpu_actions else 0, format, extra=worst)
+    if worst.value == _DOCTOR_NO_GPU:
+        return document, NO_GPU
     return document, (SEVERITIES[worst.value] if worst.value >= 0 else None)
 
 

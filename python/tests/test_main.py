@@ -1,6 +1,7 @@
 """python -m gpupeer prints what the gpupeer binary prints, with the same exit codes."""
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -11,13 +12,23 @@ from conftest import REPO, data
 ENV = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
 
 
-def module(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "gpupeer", *args], capture_output=True, text=True, env=ENV,
+# Every GPU hidden, so that "no GPU" answers are the same on a GPU machine.
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+
+
+def module(*args, stdin=None, env=None):
+    return subprocess.run([sys.executable, "-m", "gpupeer", *args], capture_output=True, text=True,
+                          env=dict(ENV, **(env or {})), input=stdin, check=False)
+
+
+def binary(cli, *args, stdin=None, env=None):
+    return subprocess.run([cli, *args], capture_output=True, text=True, env=dict(os.environ, **(env or {})),
                           input=stdin, check=False)
 
 
-def binary(cli, *args, stdin=None):
-    return subprocess.run([cli, *args], capture_output=True, text=True, input=stdin, check=False)
+def without_elapsed_time(text):
+    # doctor's line "What was checked: ... (0.6 s)" carries the elapsed time.
+    return [line.rsplit(" (", 1)[0] if line.endswith(" s)") else line for line in text.splitlines()]
 
 
 @pytest.mark.parametrize("args", [
@@ -32,11 +43,40 @@ def test_module_mirrors_the_binary(cli, args):
     ours, theirs = module(*args), binary(cli, *args)
     assert ours.returncode == theirs.returncode, (ours.stderr, theirs.stderr)
     if args[0] == "doctor" and "--json" not in args:
-        # The last line but one carries the elapsed time.
-        strip = lambda text: [line.rsplit(" (", 1)[0] for line in text.splitlines()]
-        assert strip(ours.stdout) == strip(theirs.stdout)
+        assert without_elapsed_time(ours.stdout) == without_elapsed_time(theirs.stdout)
     else:
         assert ours.stdout == theirs.stdout
+
+
+# What needs no GPU, with the GPUs hidden: standard output, standard error and exit code the same.
+@pytest.mark.parametrize("args", [
+    ["--version"],
+    ["snapshot", "--json", "--snapshot", data("snapshot_h200_2gpu_captured.json")],
+    ["snapshot", "--json", "--snapshot", data("snapshot_mig_one_gpu.json")],
+    ["topo"],
+    ["topo", "--json"],
+    ["check"],
+    ["doctor"],
+    ["doctor", "--json"],
+    ["doctor", "--no-gpu-actions"],
+    ["doctor", "--snapshot", data("snapshot_mig_one_gpu.json")],
+    ["doctor", "--snapshot", data("snapshot_consumer_2gpu_no_p2p.json")],
+    ["topo", "--snapshot", "/nonexistent/snapshot.json"],
+    ["snapshot", "--json", "--snapshot", "/nonexistent/snapshot.json"],
+    ["doctor", "--snapshot", data("benign_log.txt")],
+    ["explain"],
+    ["explain", "nothing known here"],
+])
+def test_module_mirrors_the_binary_without_gpus(cli, args):
+    ours, theirs = module(*args, env=NO_GPU), binary(cli, *args, env=NO_GPU)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr)
+    assert without_elapsed_time(ours.stdout) == without_elapsed_time(theirs.stdout)
+    assert " at src/" not in ours.stderr
+
+
+def test_module_doctor_without_gpus_is_not_applicable():
+    # The binary's exit 3, not the 1 of its "no driver" finding.
+    assert module("doctor", env=NO_GPU).returncode == 3
 
 
 def test_explain_reads_standard_input(cli):
@@ -51,3 +91,14 @@ def test_bad_input_is_a_usage_error():
     assert run.returncode == 2
     assert "gpupeer: error: not-found" in run.stderr and "/nonexistent/snapshot.json" in run.stderr
     assert module("explain").returncode == 2
+
+
+def test_module_into_a_closed_pipe_ends_quietly_as_the_binary(cli):
+    # A reader that stopped early (| head): both end by SIGPIPE, with nothing on standard error.
+    args = ["topo", "--snapshot", data("snapshot_hgx_h100_8gpu.json")]
+    for command, env in (([sys.executable, "-m", "gpupeer", *args], ENV), ([cli, *args], os.environ)):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        run = subprocess.run(command, stdout=write_end, stderr=subprocess.PIPE, text=True, env=env, check=False)
+        os.close(write_end)
+        assert (run.returncode, run.stderr) == (-signal.SIGPIPE, ""), command

@@ -58,8 +58,9 @@ void nvlinkFewerThanPeers(const Snapshot& s, const Measurements*, Findings& out)
   }
   if (pairs.empty()) return;
   out.push_back({"nvlink-degraded", Severity::kWarning,
-                 fmt::format("{} GPU pair(s) have fewer NVLinks than the rest", pairs.size()), counts.substr(1),
-                 "nvlink/link-inactive"});
+                 pairs.size() == 1 ? std::string("1 GPU pair has fewer NVLinks than the rest")
+                                   : fmt::format("{} GPU pairs have fewer NVLinks than the rest", pairs.size()),
+                 counts.substr(1), "nvlink/link-inactive"});
 }
 
 void fabricManager(const Snapshot& s, const Measurements*, Findings& out) {

@@ -1,5 +1,4 @@
 // Loading the KB from directories of JSON files, and where the built-in KB lives.
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "core/bounded_input.hpp"
+#include "core/program_files.hpp"
 #include "gpupeer/kb.hpp"
 #include "gpupeer/log.hpp"
 
@@ -74,31 +74,26 @@ Result<KnowledgeBase> KnowledgeBase::loadDirectories(const std::vector<std::stri
 }
 
 std::vector<std::string> KnowledgeBase::defaultDirectories() {
-  std::vector<std::string> candidates = {GPUPEER_SOURCE_KB_DIR};
-  // A relocated install: <prefix>/bin/gpupeer finds <prefix>/share/gpupeer/kb. Checked before
-  // the configured prefix so that it is this binary's own KB, not another install's.
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back((exe.parent_path().parent_path() / "share/gpupeer/kb").string());
+  // The KB that came with this code first, so that an installed copy never reads the checkout it
+  // was built from; the source tree's kb/ only when the code runs from its own build tree.
+  std::vector<std::string> candidates;
+  const fs::path code = gpupeerCodeFile();
+  if (!code.empty() && isInBuildTree(code)) candidates.push_back(GPUPEER_SOURCE_KB_DIR);
+  if (!code.empty()) {
+    const fs::path dir = code.parent_path();
+    // The shared object of an installed Python package has <package>/kb beside it.
+    if (gpupeerCodeIsSharedObject()) candidates.push_back((dir / "kb").string());
+    // An install, relocated or not: <prefix>/bin/gpupeer or <prefix>/lib/libgpupeer_c.so
+    // finds <prefix>/share/gpupeer/kb.
+    candidates.push_back((dir.parent_path() / "share/gpupeer/kb").string());
     // A build folder carried to another machine with its repository: <repo>/build/gpupeer
     // finds <repo>/kb.
-    candidates.push_back((exe.parent_path().parent_path() / "kb").string());
-  }
-  // The library loaded as a shared object (libgpupeer_c.so under Python): the same places
-  // relative to that file, plus <dir>/kb beside it (the installed Python package).
-  Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&KnowledgeBase::defaultDirectories), &self) && self.dli_fname) {
-    fs::path module = fs::absolute(self.dli_fname, ec);
-    if (!ec && module != exe) {
-      candidates.push_back((module.parent_path() / "kb").string());
-      candidates.push_back((module.parent_path().parent_path() / "share/gpupeer/kb").string());
-      candidates.push_back((module.parent_path().parent_path() / "kb").string());
-    }
+    candidates.push_back((dir.parent_path() / "kb").string());
   }
   candidates.push_back(GPUPEER_KB_INSTALL_DIR);
 
   std::vector<std::string> dirs;
+  std::error_code ec;
   for (const std::string& c : candidates) {
     if (fs::is_directory(c, ec)) {
       dirs.push_back(c);

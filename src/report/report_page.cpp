@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "gpupeer/report.hpp"
+#include "gpupeer/version_text.hpp"
 #include "report/report_sections.hpp"
 
 namespace gpupeer {
@@ -42,6 +43,7 @@ constexpr const char* kScript = R"js(
 (function () {
   var gpus = document.querySelectorAll('svg.topology .gpu-node').length;
   var cells = document.querySelectorAll('td.p2p').length;
+  var drawings = document.querySelectorAll('svg').length;
   var empty = 0;
   document.querySelectorAll('svg').forEach(function (s) {
     var box = s.getBoundingClientRect();
@@ -49,7 +51,7 @@ constexpr const char* kScript = R"js(
   });
   document.getElementById('render-check').textContent =
       'Drawn by this browser: ' + gpus + ' GPU nodes, ' + cells + ' P2P cells, ' +
-      document.querySelectorAll('svg').length + ' drawings' + (empty ? ', ' + empty + ' of them empty' : '') + '.';
+      drawings + (drawings === 1 ? ' drawing' : ' drawings') + (empty ? ', ' + empty + ' of them empty' : '') + '.';
   document.documentElement.setAttribute('data-report-rendered', empty ? 'empty-drawing' : 'ok');
 })();
 )js";
@@ -59,16 +61,14 @@ std::string factsTable(const Snapshot& s) {
     return fmt::format("<tr><th>{}</th><td>{}</td></tr>", name, htmlEscape(value));
   };
   auto known = [](const auto& k, auto show) { return k.known() ? show(k.value()) : "unknown (" + k.reason() + ")"; };
-  auto version = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
-  auto ncclVersion = [](int v) { return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100); };
   std::string html = "<table class=\"facts\">";
   html += row("Host", s.hostname.empty() ? "unknown" : s.hostname);
   html += row("Captured", s.capturedAt);
   if (!s.description.empty()) html += row("Source", s.description);
   html += row("GPUs", s.gpus.empty() ? "none" : fmt::format("{} x {}", s.gpus.size(), s.gpus[0].name));
   html += row("Driver", known(s.driverVersion, [](const std::string& v) { return v; }));
-  html += row("CUDA driver API", known(s.cudaDriverVersion, version));
-  html += row("NCCL", known(s.ncclVersion, ncclVersion));
+  html += row("CUDA driver API", known(s.cudaDriverVersion, cudaVersionText));
+  html += row("NCCL", known(s.ncclVersion, ncclVersionText));
   html += row("IOMMU", known(s.platform.iommu, [](const std::string& v) { return v; }));
   if (!s.environment.empty()) {
     std::string env;

@@ -51,7 +51,10 @@ std::string renderTopology(const Snapshot& s) {
       if (a.index == b.index) continue;
       P2pStatus st = p2pStatus(s, a.index, b.index);
       LinkLimit lim = theoreticalLinkLimit(s, a.index, b.index);
-      std::string rate = lim.known() ? fmt::format("{:.1f} GB/s ({})", lim.gbps, lim.description) : "rate unknown";
+      // A pair without P2P has no P2P rate: its copies go through host memory, whatever the link.
+      std::string rate = st.state == P2pStatus::State::kUnsupported ? "no P2P rate (copies go through host memory)"
+                         : lim.known() ? fmt::format("{:.1f} GB/s ({})", lim.gbps, lim.description)
+                                       : "rate unknown";
       std::string state = st.state == P2pStatus::State::kOk            ? "OK"
                           : st.state == P2pStatus::State::kUnsupported ? "NOT SUPPORTED"
                                                                        : "UNKNOWN";
@@ -96,7 +99,9 @@ std::string topologyToJson(const Snapshot& s) {
                                    {"reason", st.reason}};
       if (lim.known()) {
         pj["linkMedium"] = lim.medium;
-        pj["theoreticalGBps"] = lim.gbps;
+        // The link's rate is a P2P rate only where P2P works; null where it does not.
+        pj["theoreticalGBps"] =
+            st.state == P2pStatus::State::kUnsupported ? nlohmann::ordered_json() : nlohmann::ordered_json(lim.gbps);
         pj["linkDescription"] = lim.description;
       } else {
         pj["theoreticalGBps"] = nullptr;

@@ -4,7 +4,10 @@
 Run by ctest (label cpu) or directly: python3 tests/scripts/results_from_log_test.py
 """
 import os
+import contextlib
+import io
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -132,6 +135,32 @@ class Pages(unittest.TestCase):
     def test_sizes(self):
         self.assertEqual([bench_readme.size_text(n) for n in (8, 1536, 2048, 1 << 20, 3 << 29)],
                          ["8 B", "1536 B", "2 KiB", "1 MiB", "1536 MiB"])
+
+
+class Help(unittest.TestCase):
+    def test_bench_readme_help_prints_help_and_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "README.md")
+            with open(page, "w", encoding="utf-8") as f:
+                f.write("left alone\n")
+            saved, bench_readme.README = bench_readme.README, page
+            out = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(out), self.assertRaises(SystemExit) as done:
+                    bench_readme.main(["--help"])
+            finally:
+                bench_readme.README = saved
+            self.assertEqual(done.exception.code, 0)
+            self.assertIn("usage: scripts/bench_readme.py", out.getvalue())
+            self.assertIn("--check", out.getvalue())
+            self.assertEqual(open(page, encoding="utf-8").read(), "left alone\n")
+
+    def test_results_from_log_help_is_not_a_run_folder(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit) as done:
+            results_from_log.main(["--help"])
+        self.assertEqual(done.exception.code, 0)
+        self.assertIn("RUN_DIR", out.getvalue())
 
 
 if __name__ == "__main__":

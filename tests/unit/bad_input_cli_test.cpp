@@ -1,11 +1,8 @@
 // The catalogue of bad input (docs/bad-inputs.md), command-line side: each bad argument, file
 // or environment gets its documented exit code and a message that names the problem, before
 // the machine is probed where the argument alone is wrong; output files are whole or absent; a
-// failing standard output is reported; a snapshot's strings cannot drive the terminal.
-#include <fcntl.h>
+// snapshot's strings cannot drive the terminal. Standard output: standard_output_cli_test.cpp.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -193,54 +190,6 @@ TEST_F(BadInputCli, SnapshotOutputReplacesTheOldFileWhole) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   Result<Snapshot> written = loadSnapshotFile(out);
   EXPECT_TRUE(written.isOk()) << written.status().toString();
-}
-
-// Runs the CLI with standard output on `fd` (already open), returns the exit code.
-int runWithStdout(const std::string& args, int fd, std::string* err) {
-  testing::TempDir scratch;
-  std::string errFile = scratch.path() + "/stderr.txt";
-  pid_t pid = fork();
-  if (pid == 0) {
-    int e = open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);  // before fd 1 may be free
-    dup2(e, STDERR_FILENO);
-    close(e);
-    if (fd >= 0)
-      dup2(fd, STDOUT_FILENO);
-    else
-      close(STDOUT_FILENO);
-    execl("/bin/sh", "sh", "-c", (std::string(GPUPEER_CLI_PATH) + " " + args).c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  std::ifstream in(errFile);
-  err->assign((std::istreambuf_iterator<char>(in)), {});
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-TEST_F(BadInputCli, FullStandardOutputIsReported) {
-  int full = open("/dev/full", O_WRONLY);
-  ASSERT_GE(full, 0);
-  std::string err;
-  EXPECT_EQ(runWithStdout("topo --snapshot " + kEightGpus, full, &err), 4);
-  close(full);
-  EXPECT_NE(err.find("cannot write standard output"), std::string::npos) << err;
-}
-
-TEST_F(BadInputCli, ClosedPipeIsReportedNotASignal) {
-  int ends[2];
-  ASSERT_EQ(pipe(ends), 0);
-  close(ends[0]);  // nobody will read
-  std::string err;
-  EXPECT_EQ(runWithStdout("topo --snapshot " + kEightGpus, ends[1], &err), 4);
-  close(ends[1]);
-  EXPECT_NE(err.find("cannot write standard output"), std::string::npos) << err;
-}
-
-TEST_F(BadInputCli, ClosedStandardOutputIsReported) {
-  std::string err;
-  EXPECT_EQ(runWithStdout("doctor --snapshot " + kEightGpus, -1, &err), 4);
-  EXPECT_NE(err.find("cannot write standard output"), std::string::npos) << err;
 }
 
 TEST_F(BadInputCli, EscapeSequencesInASnapshotAreShownNotObeyed) {

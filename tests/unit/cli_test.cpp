@@ -41,6 +41,27 @@ TEST_F(Cli, SnapshotFileRoundTripsThroughTheCli) {
   EXPECT_EQ(original.value(), copy.value());
 }
 
+TEST_F(Cli, SnapshotSummaryWritesVersionsAsPeopleDo) {
+  CliRun r = run("snapshot --snapshot " + kData + "/snapshot_h200_2gpu_captured.json");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("CUDA driver 13.0, runtime 13.0; NVML 13.580.159.04; NCCL 2.28.3\n"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(Cli, HelpListsEveryExitCodeAndNoBuildPath) {
+  CliRun top = run("--help");
+  ASSERT_EQ(top.exitCode, 0) << top.err;
+  for (const char* code : {"0 ok", "1 failed", "2 usage", "3 not applicable", "4 error", "5 doctor found warnings"})
+    EXPECT_NE(top.out.find(code), std::string::npos) << code << " missing from:\n" << top.out;
+  EXPECT_NE(top.out.find("SIGPIPE"), std::string::npos) << top.out;
+  for (const char* sub : {"--help", "coll --help", "doctor --help", "explain --help"}) {
+    CliRun r = run(sub);
+    ASSERT_EQ(r.exitCode, 0) << sub << ": " << r.err;
+    EXPECT_EQ(r.out.find(GPUPEER_CLI_PATH), std::string::npos) << sub << ":\n" << r.out;
+    EXPECT_NE(r.out.find("Usage: gpupeer "), std::string::npos) << sub << ":\n" << r.out;
+  }
+}
+
 TEST_F(Cli, BadSnapshotsNameTheProblem) {
   std::string truncated =
       scratch_.write("truncated.json", "{\"schema\": \"gpupeer.snapshot\", \"version\": 1, \"gpus\": [");
@@ -54,6 +75,9 @@ TEST_F(Cli, BadSnapshotsNameTheProblem) {
   r = run("topo --snapshot " + scratch_.path() + "/missing.json");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("cannot open snapshot file"), std::string::npos) << r.err;
+  // The user's input is at fault, not a line of gpupeer: no source location.
+  EXPECT_EQ(r.err, "gpupeer: error: not-found: cannot open snapshot file '" + scratch_.path() +
+                       "/missing.json': No such file or directory\n");
 }
 
 TEST_F(Cli, DoctorOfflineExitCodesFollowTheWorstFinding) {

@@ -57,6 +57,7 @@ TEST(DoctorFixtures, DegradedNvlinkAndDowntrainedPcie) {
   EXPECT_EQ(rulesOf(r), (std::multiset<std::string>{"nvlink-inactive", "nvlink-degraded", "pcie-width", "pcie-speed",
                                                     "acs-redirect"}));
   EXPECT_NE(findingOf(r, "nvlink-degraded")->evidence.find("GPU0<->GPU1: NV2"), std::string::npos);
+  EXPECT_EQ(findingOf(r, "nvlink-degraded")->title, "1 GPU pair has fewer NVLinks than the rest");
   EXPECT_NE(findingOf(r, "pcie-width")->evidence.find("x8 of x16"), std::string::npos);
   EXPECT_EQ(findingOf(r, "pcie-speed")->severity, Severity::kInfo);  // idle links slow down
 }

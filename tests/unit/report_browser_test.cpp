@@ -91,6 +91,9 @@ TEST_P(ReportInBrowser, LoadsWithoutErrorsAndShowsEveryGpuPairAndFinding) {
   EXPECT_NE(dom.find("Drawn by this browser: " + std::to_string(n) + " GPU nodes, " +
                      std::to_string(n >= 2 ? n * n : 0) + " P2P cells"),
             std::string::npos);
+  const std::size_t drawings = count(dom, "<svg");
+  EXPECT_NE(dom.find(std::to_string(drawings) + (drawings == 1 ? " drawing" : " drawings") + "."), std::string::npos)
+      << "drawings counted in words: " << drawings;
   // Console messages (uncaught errors, fetches the page's policy refused) are logged as CONSOLE.
   EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
   EXPECT_EQ(count(dom, "<g class=\"gpu-node\""), n);

@@ -218,6 +218,10 @@ TEST(PcieTwoSwitches, ReportExplainsRefusedPairs) {
   EXPECT_TRUE(contains(text, "GPU0 -> GPU2  NOT SUPPORTED"));
   EXPECT_TRUE(contains(text, "GPU0 -> GPU1  OK"));
   EXPECT_TRUE(contains(text, "why: cudaDeviceCanAccessPeer(0, 2) = 0; NVML: TNS"));
+  // A rate only where P2P works: the PCIe link's 31.5 GB/s is no P2P rate for a refused pair.
+  EXPECT_TRUE(contains(text, "GPU0 -> GPU1  OK             PIX   31.5 GB/s (PCIe Gen4 x16)")) << text;
+  EXPECT_TRUE(contains(text, "GPU0 -> GPU2  NOT SUPPORTED  SYS   no P2P rate (copies go through host memory)")) << text;
+  EXPECT_FALSE(contains(text, "NOT SUPPORTED  SYS   31.5")) << text;
   Json j = Json::parse(topologyToJson(s));
   ASSERT_EQ(j["pairs"].size(), 12u);
   int unsupported = 0;
@@ -226,6 +230,10 @@ TEST(PcieTwoSwitches, ReportExplainsRefusedPairs) {
       ++unsupported;
       EXPECT_EQ(p["path"], "SYS");
       EXPECT_EQ(p["p2pCode"], "TNS");
+      EXPECT_TRUE(p["theoreticalGBps"].is_null()) << p;
+      EXPECT_EQ(p["linkDescription"], "PCIe Gen4 x16");
+    } else {
+      EXPECT_NEAR(p["theoreticalGBps"].get<double>(), 31.5, 0.05) << p;
     }
   }
   EXPECT_EQ(unsupported, 8);

@@ -17,16 +17,23 @@ inline Result<Snapshot> obtainSnapshot(const std::string& file) {
   return probeMachine();
 }
 
-/// Prints a failed Status on stderr and returns the exit code for it.
+/// Prints a failed Status on stderr and returns the exit code for it. Bad input and a machine
+/// that cannot do this are the user's to fix: said without gpupeer's source line, which stays
+/// on gpupeer's own failures, for a bug report.
 inline int reportError(const Status& status) {
-  std::fprintf(stderr, "gpupeer: error: %s\n", terminalSafe(status.toString()).c_str());
+  int exitCode = kExitError;
   switch (status.code()) {
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kParse:
-    case ErrorCode::kNotFound: return kExitUsage;
-    case ErrorCode::kUnsupported: return kExitNotApplicable;
-    default: return kExitError;
+    case ErrorCode::kNotFound: exitCode = kExitUsage; break;
+    case ErrorCode::kUnsupported: exitCode = kExitNotApplicable; break;
+    default: break;
   }
+  std::string text = status.toString();
+  const std::string at = " at " + status.location();  // toString ends with it
+  if (exitCode != kExitError && !status.location().empty() && text.ends_with(at)) text.resize(text.size() - at.size());
+  std::fprintf(stderr, "gpupeer: error: %s\n", terminalSafe(text).c_str());
+  return exitCode;
 }
 
 /// A device count for checking a device list's form before the machine is probed.

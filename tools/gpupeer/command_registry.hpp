@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitUsage = 2,          ///< bad command line or bad input named on it
   kExitNotApplicable = 3,  ///< the machine cannot run this (no GPU, fewer than two GPUs)
   kExitError = 4,          ///< gpupeer could not do its work (I/O, unexpected API failure)
+  kExitWarnings = 5,       ///< doctor: findings of warning severity, none of error
 };
 
 struct CommandSpec {

@@ -1,9 +1,10 @@
 // gpupeer: see, prove, measure and explain GPU peer-to-peer inside one machine.
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <sstream>
 #include <string>
+#include <system_error>
 
 #include "cli_output.hpp"
 #include "command_registry.hpp"
@@ -21,10 +22,14 @@ std::vector<CommandSpec>& commandRegistry() {
 
 int main(int argc, char** argv) {
   using namespace gpupeer::cli;
+  // Named, so that help says "gpupeer" and not the path the binary was started by.
   CLI::App app{
       "gpupeer: GPU peer-to-peer inside one machine: see, prove, measure, explain.\n"
-      "Exit codes: 0 ok, 1 failed check or finding, 2 usage, 3 not applicable "
-      "(no or one GPU), 4 error."};
+      "Exit codes: 0 ok, 1 failed check or finding, 2 usage, 3 not applicable (no or one GPU), "
+      "4 error (also a standard output that cannot be written), 5 doctor found warnings only.\n"
+      "A reader that stops early (gpupeer ... | head) ends gpupeer quietly by SIGPIPE, as it ends git: "
+      "a shell shows status 141.",
+      "gpupeer"};
   app.set_version_flag("--version", std::string("gpupeer ") + gpupeer::kVersion);
   app.require_subcommand(1);
   int exitCode = kExitOk;
@@ -42,16 +47,25 @@ int main(int argc, char** argv) {
                  names.c_str());
     return kExitUsage;
   }
-  // A closed pipe on standard output is a write error that finishOutput reports, not a
-  // signal that ends the process without a word.
-  std::signal(SIGPIPE, SIG_IGN);
+  endQuietlyOnBrokenPipe();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);  // prints help or the parse error
+    // Help or the parse error, through printTerminal so that a failed write is noted.
+    std::ostringstream out, err;
+    int code = app.exit(e, out, err);
+    printTerminal(out.str());
+    std::fputs(err.str().c_str(), stderr);
     return finishOutput(code == 0 ? kExitOk : kExitUsage);
   } catch (const std::exception& e) {
-    // Every error is a Status; reaching here is a bug, reported rather than aborting.
+    // fmt::print throws std::system_error when standard output cannot be written (a full disk,
+    // a closed descriptor): that is the output's error, reported as such.
+    auto* io = dynamic_cast<const std::system_error*>(&e);
+    if (io && std::ferror(stdout)) {
+      noteStdoutError(io->code().value());
+      return finishOutput(kExitError);
+    }
+    // Every other error is a Status; reaching here is a bug, reported rather than aborting.
     std::fflush(stdout);
     std::fprintf(stderr, "gpupeer: internal error: %s\n", e.what());
     return kExitError;

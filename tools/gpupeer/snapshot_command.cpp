@@ -5,6 +5,7 @@
 
 #include "cli_common.hpp"
 #include "gpupeer/topology.hpp"
+#include "gpupeer/version_text.hpp"
 
 namespace gpupeer::cli {
 namespace {
@@ -19,10 +20,9 @@ std::string knownText(const Known<std::string>& k) { return k.known() ? k.value(
 std::string knownText(const Known<int>& k) {
   return k.known() ? std::to_string(k.value()) : "unknown (" + k.reason() + ")";
 }
-
-std::string cudaVersionText(const Known<int>& k) {
-  if (!k.known()) return "unknown (" + k.reason() + ")";
-  return fmt::format("{}.{}", k.value() / 1000, (k.value() % 1000) / 10);
+// A version code as people write it ("2.28.3", "13.0"), else why it is unknown.
+std::string versionText(const Known<int>& k, std::string (*text)(int)) {
+  return k.known() ? text(k.value()) : "unknown (" + k.reason() + ")";
 }
 
 // Text for a terminal: the snapshot's strings may come from a file anyone wrote.
@@ -31,8 +31,8 @@ std::string summary(const Snapshot& s) {
   auto line = std::back_inserter(out);
   fmt::format_to(line, "host {} at {}\n", s.hostname, s.capturedAt);
   fmt::format_to(line, "driver {}; CUDA driver {}, runtime {}; NVML {}; NCCL {}\n", knownText(s.driverVersion),
-                 cudaVersionText(s.cudaDriverVersion), cudaVersionText(s.cudaRuntimeVersion), knownText(s.nvmlVersion),
-                 knownText(s.ncclVersion));
+                 versionText(s.cudaDriverVersion, cudaVersionText), versionText(s.cudaRuntimeVersion, cudaVersionText),
+                 knownText(s.nvmlVersion), versionText(s.ncclVersion, ncclVersionText));
   if (s.gpus.empty()) fmt::format_to(line, "no GPU visible: {}\n", whyNoGpu(s));
   for (const Gpu& g : s.gpus) {
     fmt::format_to(line, "GPU{} {} {} cc {}.{} {:.1f} GiB {} SMs, PCIe Gen{} x{} (max Gen{} x{}), NUMA {}, MIG {}\n",
