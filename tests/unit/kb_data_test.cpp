@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -247,6 +248,45 @@ TEST_F(KbData, EveryWorkaroundHasSomethingToRun) {
   requireEntries();
   for (const KbEntry& e : kb().entries())
     EXPECT_FALSE(firstWorkaround(e).empty()) << e.id << " has no workaround for doctor to print";
+}
+
+// Phrases that belong to how an entry was written, not to the failure a user is reading about:
+// the "seed" documents entries were first drawn from, and a condition worded as a clause that
+// explain prints after its own "when: " label ("when: When the hardware can be changed").
+std::string authoringJargonIn(const std::string& rendered) {
+  std::string lower = rendered;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* phrase : {"seed entry", "seed document", "seed signature", "see platform entries", "when: when ",
+                             "when: if ", "when: only when ", "when: only if "})
+    if (lower.find(phrase) != std::string::npos) return phrase;
+  return {};
+}
+
+std::string renderedEntry(const KbEntry& e) {
+  KbScan scan;
+  scan.matches.push_back(KbMatch{&e, 1, e.signature, 1, {}});
+  return renderKbScanText(scan, 0);
+}
+
+TEST_F(KbData, JargonCheckCatchesAPlantedEntry) {
+  KbEntry e;
+  e.id = "cuda/planted";
+  e.rootCause = "A cause.";
+  e.workarounds.push_back(
+      KbWorkaround{"Use another GPU", "nvidia-smi -L", 0.5, "When the hardware can be changed", {}});
+  EXPECT_EQ(authoringJargonIn(renderedEntry(e)), "when: when ");
+  e.workarounds[0].condition = "The hardware can be changed";
+  EXPECT_EQ(authoringJargonIn(renderedEntry(e)), "");
+  e.deadEnds.push_back(KbDeadEnd{"Retry (the seed entry also sets X=1)", "It does not help.", 0.9, "", {}});
+  EXPECT_EQ(authoringJargonIn(renderedEntry(e)), "seed entry");
+}
+
+TEST_F(KbData, RenderedTextHasNoAuthoringJargon) {
+  requireEntries();
+  for (const KbEntry& e : kb().entries()) {
+    std::string found = authoringJargonIn(renderedEntry(e));
+    EXPECT_TRUE(found.empty()) << e.id << ": explain would show \"" << found << "\"";
+  }
 }
 
 }  // namespace
