@@ -7,13 +7,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
 #include "coll_procs.hpp"
 #include "coll_runner.hpp"
+#include "core/bounded_input.hpp"
+#include "core/output_file.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
@@ -385,10 +386,9 @@ int run(const Options& o) {
         "has it per row (inplace_algo)\n",
         collOpName(cop));
   if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    out << doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    if (!out) {
-      fmt::print(stderr, "gpupeer coll: cannot write {}\n", o.json);
+    Status written = writeOutputFile(o.json, dumpJson(doc, 1) + "\n");
+    if (!written.isOk()) {
+      fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
       anyError = true;
     }
   }
