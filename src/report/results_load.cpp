@@ -2,10 +2,10 @@
 // bench --json` lines and results-format lines, told apart by their fields.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/report.hpp"
 
 namespace gpupeer {
@@ -113,11 +113,9 @@ bool take(const json& j, const std::string& source, ReportResults& into) {
 }  // namespace
 
 Status loadReportResults(const std::string& path, ReportResults& into) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open results file {}", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  Result<std::string> read = readFileBounded(path, kMaxResultsBytes, "results file");
+  if (!read.isOk()) return read.status();
+  const std::string& text = read.value();
   // A whole-file document first (`coll --json` is pretty-printed over many lines).
   json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!whole.is_discarded()) {

@@ -3,6 +3,7 @@
 // the machine is probed where the argument alone is wrong; output files are whole or absent; a
 // snapshot's strings cannot drive the terminal. Standard output: standard_output_cli_test.cpp.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -137,6 +138,25 @@ TEST_F(BadInputCli, SnapshotThatNeverEndsIsRefused) {
   CliRun r = run("doctor --snapshot /dev/zero");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("larger than 64 MiB"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, FifoAsSnapshotOrResultsIsRefusedNotWaitedOn) {
+  std::string fifo = scratch_.path() + "/input.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);  // nobody writes it
+  for (const std::string& args :
+       {"doctor --snapshot " + fifo, "topo --snapshot " + fifo,
+        "report --snapshot " + kEightGpus + " --results " + fifo + " -o " + scratch_.path() + "/r.html"}) {
+    CliRun r = run(args);
+    EXPECT_EQ(r.exitCode, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("'" + fifo + "' is a FIFO"), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/r.html"));
+}
+
+TEST_F(BadInputCli, ResultsThatNeverEndAreRefused) {
+  CliRun r = run("report --snapshot " + kEightGpus + " --results /dev/zero -o " + scratch_.path() + "/r.html");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("results file '/dev/zero' is larger than 64 MiB"), std::string::npos) << r.err;
 }
 
 TEST_F(BadInputCli, DeeplyNestedSnapshotIsRefused) {
