@@ -159,6 +159,16 @@ TEST_F(BadInputCli, ResultsThatNeverEndAreRefused) {
   EXPECT_NE(r.err.find("results file '/dev/zero' is larger than 64 MiB"), std::string::npos) << r.err;
 }
 
+TEST_F(BadInputCli, ResultsWithAWronglyTypedFieldNameTheField) {
+  std::string results =
+      scratch_.write("typed.jsonl", R"({"testcase": "ce_write", "cells": [{"src": 0, "dst": 1, "verified": "yes"}]})");
+  CliRun r = run("report --snapshot " + kEightGpus + " --results " + results + " -o " + scratch_.path() + "/r.html");
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find("typed.jsonl: field 'cells[0].verified': expected true or false"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/r.html"));
+}
+
 TEST_F(BadInputCli, DeeplyNestedSnapshotIsRefused) {
   std::string file = scratch_.write("deep.json", std::string(1 << 20, '[') + std::string(1 << 20, ']'));
   CliRun r = run("topo --snapshot " + file);
