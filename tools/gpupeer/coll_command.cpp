@@ -55,8 +55,17 @@ bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kRed
 
 // One process per rank: the parent starts the ranks with this command line and their rank.
 int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std::vector<std::size_t>& sizes) {
-  if (o.procs < 1) {
+  if (o.procs == 0) {
     fmt::print(stderr, "gpupeer coll: --proc-rank needs --procs\n");
+    return kExitUsage;
+  }
+  if (o.procs < 1 || o.procs > kMaxCommRanks) {
+    fmt::print(stderr, "gpupeer coll: --procs {}: give 1 to {} processes\n", o.procs, kMaxCommRanks);
+    return kExitUsage;
+  }
+  if (o.procRank >= o.procs) {
+    fmt::print(stderr, "gpupeer coll: --proc-rank {} is not a rank of --procs {} (0 to {})\n", o.procRank, o.procs,
+               o.procs - 1);
     return kExitUsage;
   }
   if (rooted(op) && (o.root < 0 || o.root >= o.procs)) {
@@ -414,7 +423,7 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("-o,--op", opts->redop, "sum, prod, min, max, avg (reductions)");
   sub->add_option("-r,--root", opts->root, "root rank of broadcast and reduce (default 0)");
   sub->add_option("-g,--ngpus", opts->gpus, "number of GPUs (default all)");
-  sub->add_option("--devices", opts->devices, "GPUs to use, e.g. 0,1");
+  sub->add_option("--devices", opts->devices, "GPUs to use, e.g. 0,1")->check(namesSomething("device"));
   sub->add_option("-n,--iters", opts->iters, "operations timed back to back (default 20)");
   sub->add_option("-w,--warmup_iters", opts->warmup, "warm-up operations (default 5)");
   sub->add_option("-G,--cudagraph", opts->graphLaunches,

@@ -117,10 +117,6 @@ double smallLaunchUs(void* scratch, cudaStream_t stream) {
 }  // namespace
 
 int runCollProcsParent(const CollProcsOptions& o) {
-  if (o.procs < 1 || o.procs > kMaxCommRanks) {
-    fmt::print(stderr, "gpupeer coll: --procs {}: give 1 to {} processes\n", o.procs, kMaxCommRanks);
-    return kExitUsage;
-  }
   Result<UniqueId> id = makeUniqueId();
   if (!id.isOk()) {
     fmt::print(stderr, "gpupeer coll: {}\n", id.status().message());
