@@ -97,6 +97,10 @@ const BenchTestcase* findBenchTestcase(const std::string& key);
 /// Share of `theoreticalGBps` below which a figure is marked low.
 inline constexpr double kBenchLowShare = 0.70;
 
+/// OK when the sweep measures testcase `key` (ce_read, ce_write, sm_read, sm_write, sm_copy,
+/// copy, staged, ce_no_p2p); else kInvalidArgument naming it and those. Needs no GPU.
+Status checkSweepTestcase(const std::string& key);
+
 /// Measures one pair with one testcase at several sizes (the sweep). Cells are one per size,
 /// labelled by size; `row`/`col` hold src/dst.
 BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string& key, int src, int dst,

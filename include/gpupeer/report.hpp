@@ -83,8 +83,4 @@ std::string renderHtmlReport(const ReportInput& input);
 /// Text safe inside HTML element content and quoted attribute values (& < > " ' escaped).
 std::string htmlEscape(std::string_view text);
 
-/// Writes `content` to `path` through a temporary file in the same directory and a rename, so
-/// a reader sees the old file or the whole new one, never a part. Errors name the path.
-Status writeFileAtomically(const std::string& path, std::string_view content);
-
 }  // namespace gpupeer

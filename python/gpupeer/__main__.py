@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from . import __version__, diagnosis, errors
+from . import __version__, _output_file, diagnosis, errors
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_APPLICABLE, EXIT_ERROR, EXIT_WARNINGS = 0, 1, 2, 3, 4, 5
 
@@ -65,9 +65,8 @@ def _snapshot(args):
     # The library's JSON text as it is, so that it is byte for byte the binary's. Without --json
     # or -o this prints the JSON as well: the binary's short summary is not in the library.
     text = diagnosis.render_snapshot(args.snapshot)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.write(text)
+    if args.output is not None:  # "" too, which the writer refuses, as the binary does
+        _output_file.write_output_file(args.output, text)
         print("snapshot written to %s" % args.output)
     else:
         sys.stdout.write(text)

@@ -270,18 +270,26 @@ const BenchTestcase* findBenchTestcase(const std::string& key) {
   return nullptr;
 }
 
+Status checkSweepTestcase(const std::string& key) {
+  // The path only chooses how "copy" moves data, not whether a key is known.
+  if (!transferSetupFor(key, Path::kAuto) || key.find("bidir") != std::string::npos)
+    return GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format(
+            "the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy, copy, staged or ce_no_p2p, not '{}'", key));
+  return Status::ok();
+}
+
 BenchResult runSweep(const Snapshot& s, const BenchOptions& o, const std::string& key, int src, int dst,
                      const std::vector<std::size_t>& sizes) {
   BenchResult r;
   r.key = key + "_sweep";
   r.description = fmt::format("{} from GPU{} to GPU{} against size", key, src, dst);
-  std::optional<TransferSetup> found = transferSetupFor(key, o.path);
-  if (!found || key.find("bidir") != std::string::npos) {
-    r.error = fmt::format(
-        "the sweep takes ce_read, ce_write, sm_read, sm_write, sm_copy, copy, staged or ce_no_p2p, not '{}'", key);
+  if (Status known = checkSweepTestcase(key); !known.isOk()) {
+    r.error = known.message();
     return r;
   }
-  TransferSetup setup = *found;
+  TransferSetup setup = *transferSetupFor(key, o.path);
   if (setup.engine == Engine::kTransfer) {
     auto possible = choosePath(s, src, dst, setup.path);
     if (!possible.isOk()) {

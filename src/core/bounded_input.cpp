@@ -1,27 +1,49 @@
 #include "core/bounded_input.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 namespace gpupeer {
 
 Result<std::string> readFileBounded(const std::string& path, std::size_t maxBytes, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  // Opened without blocking: a FIFO nobody writes would otherwise hold the open forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
     return GPUPEER_ERROR(ErrorCode::kNotFound,
                          fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    ::close(fd);
+    // A pipe may never end, nor even start: its writer decides. Refused rather than waited on.
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("{} '{}' is a FIFO or socket, not a file; refused (save what it carries to a "
+                                     "file and give that)",
+                                     what, path));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // a device (/dev/zero) is read as a file
   std::string text;
   char buffer[64 * 1024];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > maxBytes)
+  int error = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > maxBytes) {
+      ::close(fd);
       return GPUPEER_ERROR(
           ErrorCode::kInvalidArgument,
           fmt::format("{} '{}' is larger than {} MiB (or never ends); refused", what, path, maxBytes >> 20));
+    }
   }
-  if (in.bad()) return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot read {} '{}'", what, path));
+  ::close(fd);
+  if (error != 0)
+    return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot read {} '{}': {}", what, path, std::strerror(error)));
   return text;
 }
 

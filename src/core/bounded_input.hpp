@@ -1,6 +1,6 @@
 #pragma once
 // Input gpupeer reads from files and text it did not write: read with a size limit (a file
-// that never ends, /dev/zero, a FIFO, is refused once past it) and parsed as JSON without
+// that never ends, /dev/zero, is refused once past it; a FIFO at once) and parsed as JSON without
 // letting the JSON library's exceptions, or nesting deep enough to exhaust the stack in its
 // recursive parts (copy, compare, dump), escape. And JSON written from such strings (or from
 // the environment), which need not be valid UTF-8.
@@ -17,14 +17,18 @@ namespace gpupeer {
 
 /// Largest snapshot file read (a 64-GPU snapshot is about 1 MiB).
 inline constexpr std::size_t kMaxSnapshotBytes = 64u << 20;
+/// Largest `report --results` file read (the largest results file in bench/results is about
+/// 1.2 MiB).
+inline constexpr std::size_t kMaxResultsBytes = 64u << 20;
 /// Largest KB entry file read (the largest entry of kb/ is a few KiB).
 inline constexpr std::size_t kMaxKbEntryBytes = 4u << 20;
 /// Deepest nesting of arrays and objects accepted in JSON input (snapshots and KB entries
 /// nest 5 levels).
 inline constexpr int kMaxJsonDepth = 64;
 
-/// The whole file, or kNotFound (cannot open), kSystem (read error) or kInvalidArgument
-/// (more than `maxBytes`, which is named with `what`: "snapshot file").
+/// The whole file, or kNotFound (cannot open), kSystem (read error, a folder) or
+/// kInvalidArgument (more than `maxBytes`; a FIFO or socket, which may never end, refused
+/// without waiting for its writer), named with `what`: "snapshot file".
 Result<std::string> readFileBounded(const std::string& path, std::size_t maxBytes, std::string_view what);
 
 /// The depth of the deepest array or object in `text` (brackets inside strings not counted),

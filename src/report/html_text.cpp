@@ -1,10 +1,6 @@
-// Escaping for HTML and the atomic file write the report is saved with.
+// Escaping for HTML.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "gpupeer/report.hpp"
@@ -31,28 +27,6 @@ std::string htmlEscape(std::string_view text) {
     }
   }
   return out;
-}
-
-Status writeFileAtomically(const std::string& path, std::string_view content) {
-  // The temporary sits beside the target so the rename stays on one file system.
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
-  bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  ok = std::fflush(f) == 0 && ok;
-  int saved = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot write {}: {}", tmp, std::strerror(saved)));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    saved = errno;
-    std::remove(tmp.c_str());
-    return GPUPEER_ERROR(ErrorCode::kSystem,
-                         fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(saved)));
-  }
-  return Status::ok();
 }
 
 }  // namespace gpupeer

@@ -2,98 +2,165 @@
 // bench --json` lines and results-format lines, told apart by their fields.
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/bounded_input.hpp"
+#include "core/json_fields.hpp"
 #include "gpupeer/report.hpp"
 
 namespace gpupeer {
 namespace {
 
-using nlohmann::json;
+using Json = nlohmann::ordered_json;
 
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-double num(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
+// Bounds on what one results file may hold, so that a hostile file cannot make the page (an
+// N x N heat map, a row per size) or the memory behind it grow without end. Each is far above
+// what gpupeer writes; docs/bad-inputs.md lists them.
+constexpr int kMaxGpuOrdinal = 127;                    // as in snapshots
+constexpr std::size_t kMaxCellsPerResult = 128 * 128;  // a cell per ordered pair of 128 GPUs
+constexpr std::size_t kMaxRowsPerTable = 256;          // a coll sweep has at most 256 sizes
+constexpr std::size_t kMaxBaselinesPerRow = 16;        // coll writes 2 (nccl, nccl_symmetric)
+constexpr std::size_t kMaxResultsPerFile = 100'000;    // the largest file in bench/results holds 2,215
+constexpr double kMaxBytes = 9007199254740992.0;       // 2^53: sizes are whole numbers a double holds
 
-BenchResult benchFromJson(const json& j) {
+// Typed optional fields of one result, named by their path when of the wrong type.
+class Fields {
+ public:
+  Fields(const Json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  const Json* find(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string str(const char* key) const { return get<std::string>(key, ""); }
+  double num(const char* key) const { return get<double>(key, 0.0); }
+  bool boolean(const char* key) const { return get<bool>(key, false); }
+  int integer(const char* key, int lo, int hi, int absent) const {
+    const Json* v = find(key);
+    return v ? jsonInRange(jsonAs<int>(*v, join(key)), join(key), lo, hi) : absent;
+  }
+  double bytes(const char* key) const {
+    double b = num(key);
+    if (b != std::floor(b)) throw JsonFieldError{join(key), fmt::format("{} is not a whole number of bytes", b)};
+    return jsonInRange(b, join(key), 0.0, kMaxBytes);
+  }
+  // The array under `key` (empty when absent), at most `cap` long.
+  const Json& array(const char* key, std::size_t cap) const {
+    static const Json kEmpty = Json::array();
+    const Json* v = find(key);
+    if (!v) return kEmpty;
+    if (!v->is_array()) throw JsonFieldError{join(key), "expected an array"};
+    if (v->size() > cap)
+      throw JsonFieldError{join(key), fmt::format("{} entries; at most {} are read", v->size(), cap)};
+    return *v;
+  }
+  Fields element(const char* key, std::size_t i, const Json& v) const {
+    std::string path = fmt::format("{}[{}]", join(key), i);
+    if (!v.is_object()) throw JsonFieldError{path, "expected an object"};
+    return Fields(v, path);
+  }
+  std::string join(const char* key) const { return jsonFieldPath(path_, key); }
+
+ private:
+  template <class T>
+  T get(const char* key, T absent) const {
+    const Json* v = find(key);
+    return v ? jsonAs<T>(*v, join(key)) : absent;
+  }
+  const Json& j_;
+  std::string path_;
+};
+
+BenchResult benchFromJson(const Json& j) {
+  Fields f(j, "");
   BenchResult r;
-  r.key = str(j, "testcase");
+  r.key = f.str("testcase");
   const BenchTestcase* known = findBenchTestcase(r.key);
   r.description = known ? known->description : "";
-  r.kind = str(j, "unit") == "us" ? BenchKind::kLatency : BenchKind::kBandwidth;
-  r.waived = str(j, "waived");
-  r.error = str(j, "error");
-  for (const json& cj : j.value("cells", json::array())) {
-    if (!cj.is_object()) continue;
+  r.kind = f.str("unit") == "us" ? BenchKind::kLatency : BenchKind::kBandwidth;
+  r.waived = f.str("waived");
+  r.error = f.str("error");
+  const Json& cells = f.array("cells", kMaxCellsPerResult);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    Fields cf = f.element("cells", i, cells[i]);
     BenchCell c;
-    c.row = static_cast<int>(num(cj, "src"));
-    c.col = static_cast<int>(num(cj, "dst"));
-    c.label = str(cj, "label");
-    c.bytes = static_cast<std::size_t>(num(cj, "bytes"));
-    c.value.median = num(cj, "median");
-    c.value.min = num(cj, "min");
-    c.value.max = num(cj, "max");
-    c.value.samples = static_cast<int>(num(cj, "samples"));
-    c.verified = cj.value("verified", false);
-    c.note = str(cj, "note");
+    c.row = cf.integer("src", -1, kMaxGpuOrdinal, -1);  // -1: the host, or all GPUs in a total
+    c.col = cf.integer("dst", -1, kMaxGpuOrdinal, -1);
+    c.label = cf.str("label");
+    c.bytes = static_cast<std::size_t>(cf.bytes("bytes"));
+    c.value.median = cf.num("median");
+    c.value.min = cf.num("min");
+    c.value.max = cf.num("max");
+    c.value.samples = cf.integer("samples", 0, std::numeric_limits<int>::max(), 0);
+    c.verified = cf.boolean("verified");
+    c.note = cf.str("note");
     // The line keeps the share of the limit, not the limit; the limit is what it came from.
-    double percent = num(cj, "percentOfLink");
+    double percent = cf.num("percentOfLink");
     if (percent > 0) c.theoreticalGBps = 100 * c.value.median / percent;
     r.cells.push_back(std::move(c));
   }
   return r;
 }
 
-CollectiveTable collectiveFromJson(const json& j, const std::string& source) {
+CollectiveTable collectiveFromJson(const Json& j, const std::string& source) {
+  Fields f(j, "");
   CollectiveTable t;
-  t.op = str(j, "op");
-  t.mode = str(j, "mode");
-  t.gpuName = str(j, "gpu_name");
-  t.gpus = static_cast<int>(num(j, "gpus"));
+  t.op = f.str("op");
+  t.mode = f.str("mode");
+  t.gpuName = f.str("gpu_name");
+  t.gpus = f.integer("gpus", 0, kMaxGpuOrdinal + 1, 0);
   t.source = source;
-  for (const json& rj : j.value("rows", json::array())) {
-    if (!rj.is_object()) continue;
+  const Json& rows = f.array("rows", kMaxRowsPerTable);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    Fields rf = f.element("rows", i, rows[i]);
     CollectiveRow row;
-    row.bytes = num(rj, "bytes");
-    row.algorithm = str(rj, "algo");
-    row.us = num(rj, "us");
-    row.busbw = num(rj, "busbw");
-    row.failed = rj.contains("error") || !rj.contains("us");
-    const json baselines = rj.value("baselines", json::object());  // items() must not outlive it
-    for (const auto& [name, bj] : baselines.items())
-      if (bj.is_object() && bj.contains("us")) row.baselines[name] = {num(bj, "us"), num(bj, "busbw")};
+    row.bytes = rf.bytes("bytes");
+    row.algorithm = rf.str("algo");
+    row.us = rf.num("us");
+    row.busbw = rf.num("busbw");
+    row.failed = rf.find("error") != nullptr || rf.find("us") == nullptr;
+    if (const Json* baselines = rf.find("baselines")) {
+      if (!baselines->is_object()) throw JsonFieldError{rf.join("baselines"), "expected an object"};
+      if (baselines->size() > kMaxBaselinesPerRow)
+        throw JsonFieldError{rf.join("baselines"),
+                             fmt::format("{} baselines; at most {} are read", baselines->size(), kMaxBaselinesPerRow)};
+      for (const auto& [name, bj] : baselines->items()) {
+        std::string path = rf.join("baselines") + "." + name;
+        if (!bj.is_object()) throw JsonFieldError{path, "expected an object"};
+        Fields bf(bj, path);
+        if (bf.find("us")) row.baselines[name] = {bf.num("us"), bf.num("busbw")};
+      }
+    }
     t.rows.push_back(std::move(row));
   }
   return t;
 }
 
-ResultRecord recordFromJson(const json& j) {
+ResultRecord recordFromJson(const Json& j) {
+  Fields f(j, "");
   ResultRecord r;
-  r.commit = str(j, "commit");
-  r.date = str(j, "date");
-  r.machine = str(j, "machine");
-  r.gpuModel = str(j, "gpu_model");
-  r.gpuCount = static_cast<int>(num(j, "gpu_count"));
-  r.driver = str(j, "driver");
-  r.command = str(j, "command");
-  r.metric = str(j, "metric");
-  r.value = num(j, "value");
-  r.unit = str(j, "unit");
-  r.baseline = str(j, "baseline");
-  r.baselineValue = num(j, "baseline_value");
-  r.bytes = num(j, "bytes");
+  r.commit = f.str("commit");
+  r.date = f.str("date");
+  r.machine = f.str("machine");
+  r.gpuModel = f.str("gpu_model");
+  r.gpuCount = f.integer("gpu_count", 0, kMaxGpuOrdinal + 1, 0);
+  r.driver = f.str("driver");
+  r.command = f.str("command");
+  r.metric = f.str("metric");
+  r.value = f.num("value");
+  r.unit = f.str("unit");
+  r.baseline = f.str("baseline");
+  r.baselineValue = f.num("baseline_value");
+  r.bytes = f.bytes("bytes");
   return r;
 }
 
-// Appends what one JSON value holds; false when it is none of the three forms.
-bool take(const json& j, const std::string& source, ReportResults& into) {
+// Appends what one JSON value holds; false when it is none of the three forms. Throws
+// JsonFieldError for a result with a field of the wrong type or out of range.
+bool take(const Json& j, const std::string& source, ReportResults& into) {
   if (!j.is_object()) return false;
   if (j.contains("rows") && j.contains("op")) {
     into.collectives.push_back(collectiveFromJson(j, source));
@@ -110,21 +177,38 @@ bool take(const json& j, const std::string& source, ReportResults& into) {
   return false;
 }
 
+// `take` with its field error as a Status naming `where` ("F" or "F:L").
+Result<bool> takeOrRefuse(const Json& j, const std::string& source, const std::string& where, ReportResults& into) {
+  try {
+    return take(j, source, into);
+  } catch (const JsonFieldError& e) {
+    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: field '{}': {}", where, e.path, e.message));
+  }
+}
+
+Status nestedTooDeep(const std::string& where) {
+  return GPUPEER_ERROR(ErrorCode::kParse,
+                       fmt::format("{}: JSON nested more than {} levels deep; refused", where, kMaxJsonDepth));
+}
+
 }  // namespace
 
 Status loadReportResults(const std::string& path, ReportResults& into) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return GPUPEER_ERROR(ErrorCode::kNotFound, fmt::format("cannot open results file {}", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  // A whole-file document first (`coll --json` is pretty-printed over many lines).
-  json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!whole.is_discarded()) {
-    if (take(whole, path, into)) return Status::ok();
-    return GPUPEER_ERROR(
-        ErrorCode::kParse,
-        fmt::format("{}: JSON, but not a coll --json document, bench --json line or results record", path));
+  Result<std::string> read = readFileBounded(path, kMaxResultsBytes, "results file");
+  if (!read.isOk()) return read.status();
+  const std::string& text = read.value();
+  // A whole-file document first (`coll --json` is pretty-printed over many lines). Nesting is
+  // measured before parsing: the JSON library's copies and destructor recurse once per level.
+  if (jsonNestingDepth(text, kMaxJsonDepth) <= kMaxJsonDepth) {
+    Json whole = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!whole.is_discarded()) {
+      Result<bool> taken = takeOrRefuse(whole, path, path, into);
+      if (!taken.isOk()) return taken.status();
+      if (taken.value()) return Status::ok();
+      return GPUPEER_ERROR(
+          ErrorCode::kParse,
+          fmt::format("{}: JSON, but not a coll --json document, bench --json line or results record", path));
+    }
   }
   std::size_t used = 0, lineNumber = 0;
   std::stringstream lines(text);
@@ -132,11 +216,17 @@ Status loadReportResults(const std::string& path, ReportResults& into) {
     ++lineNumber;
     std::size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] != '{') continue;  // logged commands, notes
-    json j = json::parse(line, nullptr, false);
-    if (!j.is_discarded() && take(j, path, into))
-      ++used;
-    else
-      into.warnings.push_back(fmt::format("{}:{}: skipped a line that is not a result", path, lineNumber));
+    const std::string where = fmt::format("{}:{}", path, lineNumber);
+    if (jsonNestingDepth(line, kMaxJsonDepth) > kMaxJsonDepth) return nestedTooDeep(where);
+    Json j = Json::parse(line, nullptr, false);
+    Result<bool> taken = j.is_discarded() ? Result<bool>(false) : takeOrRefuse(j, path, where, into);
+    if (!taken.isOk()) return taken.status();
+    if (!taken.value()) {
+      into.warnings.push_back(fmt::format("{}: skipped a line that is not a result", where));
+    } else if (++used > kMaxResultsPerFile) {
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                           fmt::format("{}: more than {} results in one file; refused", path, kMaxResultsPerFile));
+    }
   }
   if (used == 0) return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("{}: no result found in it", path));
   return Status::ok();

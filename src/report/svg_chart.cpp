@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "gpupeer/bench.hpp"
 #include "gpupeer/report.hpp"
@@ -15,6 +16,9 @@ namespace {
 
 constexpr double kWidth = 620, kHeight = 320;
 constexpr double kLeft = 64, kRight = 150, kTop = 30, kBottom = 44;  // room for ticks and legend
+// Most ticks on an axis, whatever its range: values from a results file (1.7e308, 5e-324) must
+// not make a tick loop run long or never end.
+constexpr int kMaxTicks = 16;
 
 // Round numbers for a linear axis: 1, 2 or 5 times a power of ten, about five ticks.
 double niceStep(double span) {
@@ -26,6 +30,7 @@ double niceStep(double span) {
 
 std::string number(double v) {
   if (v == 0) return "0";
+  if (std::fabs(v) >= 1e6) return fmt::format("{:.3g}", v);
   if (std::fabs(v) >= 100) return fmt::format("{:.0f}", v);
   if (std::fabs(v) >= 1) return fmt::format("{:.3g}", v);
   return fmt::format("{:.2g}", v);
@@ -52,7 +57,8 @@ std::string renderLineChart(const ChartSpec& spec) {
   if (spec.logY) {
     y0 = std::floor(std::log10(ymin)), y1 = std::max(std::ceil(std::log10(ymax)), y0 + 1);
   } else {
-    y0 = 0, y1 = ymax > 0 ? ymax * 1.08 : 1;
+    // The headroom must not overflow to infinity at the top of the double range.
+    y0 = 0, y1 = ymax > 0 ? std::min(ymax * 1.08, std::numeric_limits<double>::max()) : 1;
   }
   const double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
   auto px = [&](double x) { return kLeft + (std::log2(x) - lx0) / (lx1 - lx0) * plotW; };
@@ -66,9 +72,13 @@ std::string renderLineChart(const ChartSpec& spec) {
       "role=\"img\"><title>{}</title>\n",
       kWidth, kHeight, kWidth, kHeight, htmlEscape(spec.title));
   svg += fmt::format("<text class=\"chart-title\" x=\"{}\" y=\"18\">{}</text>\n", kLeft, htmlEscape(spec.title));
-  // Size ticks every factor of 4 (every other doubling), so labels do not collide.
-  for (double l = std::ceil(lx0); l <= lx1 + 1e-9; l += 1) {
-    if (static_cast<long>(l) % 2 != 0 && lx1 - lx0 > 8) continue;
+  // Size ticks every factor of 4 (every other doubling) past 8 doublings, so labels do not
+  // collide; further apart where that would still be more than kMaxTicks.
+  const double doublings = std::ceil((lx1 - lx0) / kMaxTicks);
+  const double xStride = lx1 - lx0 > 8 ? std::max(2.0, 2 * std::ceil(doublings / 2)) : 1;
+  for (int k = 0; k <= kMaxTicks; ++k) {
+    double l = std::ceil(lx0 / xStride) * xStride + k * xStride;
+    if (l > lx1 + 1e-9 || l > 62) break;  // 2^62 bytes: past it no size_t holds the label
     double x = kLeft + (l - lx0) / (lx1 - lx0) * plotW;
     svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>", x, kTop,
                        kTop + plotH);
@@ -77,10 +87,17 @@ std::string renderLineChart(const ChartSpec& spec) {
   }
   std::vector<double> yticks;
   if (spec.logY) {
-    for (double e = y0; e <= y1 + 1e-9; e += 1) yticks.push_back(std::pow(10.0, e));
+    const double decades = std::max(1.0, std::ceil((y1 - y0) / kMaxTicks));
+    for (int k = 0; k <= kMaxTicks && y0 + k * decades <= y1 + 1e-9; ++k)
+      yticks.push_back(std::pow(10.0, y0 + k * decades));
   } else {
-    double step = niceStep(y1 - y0);
-    for (double v = 0; v <= y1 + 1e-9; v += step) yticks.push_back(v);
+    // A span near the smallest double has no round step (it comes out 0): the ends alone then.
+    const double step = niceStep(y1 - y0);
+    if (!(step > 0) || !std::isfinite(step)) {
+      yticks = {0, y1};
+    } else {
+      for (int k = 0; k <= kMaxTicks && k * step <= y1 * (1 + 1e-9); ++k) yticks.push_back(k * step);
+    }
   }
   for (double v : yticks) {
     double y = py(v);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/bounded_input.hpp"
+#include "core/json_fields.hpp"
 
 namespace gpupeer {
 namespace {
@@ -118,26 +119,20 @@ constexpr int kMaxPcieGen = 15;
 constexpr int kMaxPcieWidth = 32;
 constexpr int kMaxVersionNumber = 1'000'000;  // CUDA 13.0 is 13000, NCCL 2.28.3 is 22803
 
-// Internal only: turned into a Status at the API boundary.
-struct FormatError {
-  std::string path;
-  std::string message;
-};
-
 // Walks a JSON object, naming each field by its path for error messages.
 class Reader {
  public:
   Reader(const Json& j, std::string path) : j_(j), path_(std::move(path)) {}
 
   const Json& field(const char* key) const {
-    if (!j_.is_object()) throw FormatError{path_, "expected an object"};
+    if (!j_.is_object()) throw JsonFieldError{path_, "expected an object"};
     auto it = j_.find(key);
-    if (it == j_.end()) throw FormatError{join(key), "missing field"};
+    if (it == j_.end()) throw JsonFieldError{join(key), "missing field"};
     return *it;
   }
   bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
   Reader child(const char* key) const { return Reader(field(key), join(key)); }
-  std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string join(const char* key) const { return jsonFieldPath(path_, key); }
   const std::string& path() const { return path_; }
   const Json& json() const { return j_; }
 
@@ -147,19 +142,7 @@ class Reader {
 
   template <class T>
   static T as(const Json& v, const std::string& path) {
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!v.is_boolean()) throw FormatError{path, "expected true or false"};
-    } else if constexpr (std::is_integral_v<T>) {
-      if (!v.is_number_integer()) throw FormatError{path, "expected an integer"};
-      // get<int>() would silently truncate a value that does not fit.
-      bool fits = v.is_number_unsigned() ? v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<T>::max())
-                                         : (v.get<std::int64_t>() >= std::int64_t(std::numeric_limits<T>::min()) &&
-                                            v.get<std::int64_t>() <= std::int64_t(std::numeric_limits<T>::max()));
-      if (!fits) throw FormatError{path, "integer out of range"};
-    } else {
-      if (!v.is_string()) throw FormatError{path, "expected a string"};
-    }
-    return v.get<T>();
+    return jsonAs<T>(v, path);
   }
 
   /// known(), or unknown(kNotRecorded) when the key is absent.
@@ -180,11 +163,7 @@ class Reader {
     return known<int>(
         key, [lo, hi](const Json& v, const std::string& path) { return inRange(as<int>(v, path), path, lo, hi); });
   }
-  static int inRange(int value, const std::string& path, int lo, int hi) {
-    if (value < lo || value > hi)
-      throw FormatError{path, fmt::format("{} makes no sense here (expected {} to {})", value, lo, hi)};
-    return value;
-  }
+  static int inRange(int value, const std::string& path, int lo, int hi) { return jsonInRange(value, path, lo, hi); }
 
   template <class T>
   Known<T> known(const char* key) const {
@@ -207,9 +186,9 @@ class Reader {
 };
 
 std::vector<NvLink> parseLinks(const Json& v, const std::string& path) {
-  if (!v.is_array()) throw FormatError{path, "expected an array"};
+  if (!v.is_array()) throw JsonFieldError{path, "expected an array"};
   if (v.size() > kMaxLinks + 1)
-    throw FormatError{path, fmt::format("{} links: a GPU has at most {}", v.size(), kMaxLinks + 1)};
+    throw JsonFieldError{path, fmt::format("{} links: a GPU has at most {}", v.size(), kMaxLinks + 1)};
   std::vector<NvLink> out;
   for (size_t i = 0; i < v.size(); ++i) {
     Reader r(v[i], fmt::format("{}[{}]", path, i));
@@ -227,7 +206,7 @@ std::vector<NvLink> parseLinks(const Json& v, const std::string& path) {
     else if (remote == "unknown")
       l.remoteType = LinkRemote::kUnknown;
     else
-      throw FormatError{r.join("remoteType"), "expected gpu, switch, cpu or unknown"};
+      throw JsonFieldError{r.join("remoteType"), "expected gpu, switch, cpu or unknown"};
     l.remoteBusId = r.known<std::string>("remoteBusId");
     out.push_back(std::move(l));
   }
@@ -235,7 +214,7 @@ std::vector<NvLink> parseLinks(const Json& v, const std::string& path) {
 }
 
 std::vector<DeviceNode> parseDeviceNodes(const Json& v, const std::string& path) {
-  if (!v.is_array()) throw FormatError{path, "expected an array"};
+  if (!v.is_array()) throw JsonFieldError{path, "expected an array"};
   std::vector<DeviceNode> out;
   for (size_t i = 0; i < v.size(); ++i) {
     Reader r(v[i], fmt::format("{}[{}]", path, i));
@@ -245,7 +224,7 @@ std::vector<DeviceNode> parseDeviceNodes(const Json& v, const std::string& path)
 }
 
 std::vector<BridgeAcs> parseBridges(const Json& v, const std::string& path) {
-  if (!v.is_array()) throw FormatError{path, "expected an array"};
+  if (!v.is_array()) throw JsonFieldError{path, "expected an array"};
   std::vector<BridgeAcs> out;
   for (size_t i = 0; i < v.size(); ++i) {
     Reader r(v[i], fmt::format("{}[{}]", path, i));
@@ -263,11 +242,11 @@ Gpu parseGpu(const Reader& r) {
   std::string cc = r.str("computeCapability");
   if (std::sscanf(cc.c_str(), "%d.%d", &g.ccMajor, &g.ccMinor) != 2 || g.ccMajor < 1 || g.ccMajor > 99 ||
       g.ccMinor < 0 || g.ccMinor > 9)
-    throw FormatError{r.join("computeCapability"), "expected \"major.minor\""};
+    throw JsonFieldError{r.join("computeCapability"), "expected \"major.minor\""};
   const Json& mem = r.field("memoryBytes");
-  if (!mem.is_number_integer()) throw FormatError{r.join("memoryBytes"), "expected an integer"};
+  if (!mem.is_number_integer()) throw JsonFieldError{r.join("memoryBytes"), "expected an integer"};
   if (!mem.is_number_unsigned() && mem.get<std::int64_t>() < 0)
-    throw FormatError{r.join("memoryBytes"), "expected a non-negative integer"};
+    throw JsonFieldError{r.join("memoryBytes"), "expected a non-negative integer"};
   g.memoryBytes = mem.get<std::uint64_t>();
   g.smCount = r.integer("smCount", 0, 1 << 16);
   g.migEnabled = r.known<bool>("migEnabled");
@@ -305,14 +284,14 @@ PeerPair parsePair(const Reader& r) {
 Snapshot parseSnapshot(const Json& root) {
   Reader r(root, "");
   if (r.str("schema") != "gpupeer.snapshot")
-    throw FormatError{"schema", "expected \"gpupeer.snapshot\": not a gpupeer snapshot"};
+    throw JsonFieldError{"schema", "expected \"gpupeer.snapshot\": not a gpupeer snapshot"};
   Snapshot s;
   s.schemaVersion = r.integer("version");
   if (s.schemaVersion > kSnapshotSchemaVersion || s.schemaVersion < 1)
-    throw FormatError{"version", fmt::format("snapshot schema version {} is not supported by "
-                                             "this gpupeer (it reads versions 1 to {}); "
-                                             "upgrade gpupeer",
-                                             s.schemaVersion, kSnapshotSchemaVersion)};
+    throw JsonFieldError{"version", fmt::format("snapshot schema version {} is not supported by "
+                                                "this gpupeer (it reads versions 1 to {}); "
+                                                "upgrade gpupeer",
+                                                s.schemaVersion, kSnapshotSchemaVersion)};
   s.capturedAt = r.str("capturedAt");
   s.hostname = r.str("hostname");
   s.description = r.str("description");
@@ -323,10 +302,10 @@ Snapshot parseSnapshot(const Json& root) {
   s.ncclVersion = r.knownInt("ncclVersion", 0, kMaxVersionNumber);
   s.deviceCount = r.knownInt("deviceCount", 0, kMaxGpus);
   const Json& gpus = r.field("gpus");
-  if (!gpus.is_array()) throw FormatError{"gpus", "expected an array"};
+  if (!gpus.is_array()) throw JsonFieldError{"gpus", "expected an array"};
   for (size_t i = 0; i < gpus.size(); ++i) s.gpus.push_back(parseGpu(Reader(gpus[i], fmt::format("gpus[{}]", i))));
   const Json& pairs = r.field("pairs");
-  if (!pairs.is_array()) throw FormatError{"pairs", "expected an array"};
+  if (!pairs.is_array()) throw JsonFieldError{"pairs", "expected an array"};
   for (size_t i = 0; i < pairs.size(); ++i) s.pairs.push_back(parsePair(Reader(pairs[i], fmt::format("pairs[{}]", i))));
   Reader platform = r.child("platform");
   s.platform.iommu = platform.known<std::string>("iommu");
@@ -342,7 +321,7 @@ Snapshot parseSnapshot(const Json& root) {
   s.platform.capEff = platform.optional<std::string>("capEff");
   s.platform.deviceNodes = platform.optional<std::vector<DeviceNode>>("deviceNodes", parseDeviceNodes);
   const Json& env = r.field("environment");
-  if (!env.is_object()) throw FormatError{"environment", "expected an object"};
+  if (!env.is_object()) throw JsonFieldError{"environment", "expected an object"};
   for (auto it = env.begin(); it != env.end(); ++it)
     s.environment[it.key()] = Reader::as<std::string>(it.value(), "environment." + it.key());
   return s;
@@ -354,16 +333,17 @@ void checkConsistency(const Snapshot& s) {
   std::set<int> indices;
   for (size_t i = 0; i < s.gpus.size(); ++i)
     if (!indices.insert(s.gpus[i].index).second)
-      throw FormatError{fmt::format("gpus[{}].index", i), fmt::format("duplicate GPU index {}", s.gpus[i].index)};
+      throw JsonFieldError{fmt::format("gpus[{}].index", i), fmt::format("duplicate GPU index {}", s.gpus[i].index)};
   std::set<std::pair<int, int>> pairs;
   for (size_t i = 0; i < s.pairs.size(); ++i) {
     const PeerPair& p = s.pairs[i];
     if (!indices.count(p.src) || !indices.count(p.dst) || p.src == p.dst)
-      throw FormatError{fmt::format("pairs[{}]", i), fmt::format("pair {}->{} does not name two different GPUs of the "
-                                                                 "snapshot",
-                                                                 p.src, p.dst)};
+      throw JsonFieldError{fmt::format("pairs[{}]", i),
+                           fmt::format("pair {}->{} does not name two different GPUs of the "
+                                       "snapshot",
+                                       p.src, p.dst)};
     if (!pairs.insert({p.src, p.dst}).second)
-      throw FormatError{fmt::format("pairs[{}]", i), fmt::format("pair {}->{} is listed twice", p.src, p.dst)};
+      throw JsonFieldError{fmt::format("pairs[{}]", i), fmt::format("pair {}->{} is listed twice", p.src, p.dst)};
   }
 }
 
@@ -412,7 +392,7 @@ Result<Snapshot> snapshotFromJson(std::string_view text, std::string_view source
     Snapshot s = parseSnapshot(root);
     checkConsistency(s);
     return s;
-  } catch (const FormatError& e) {
+  } catch (const JsonFieldError& e) {
     return GPUPEER_ERROR(ErrorCode::kParse,
                          fmt::format("{}: field '{}': {}", sourceName, e.path.empty() ? "(top)" : e.path, e.message));
   } catch (const Json::exception& e) {

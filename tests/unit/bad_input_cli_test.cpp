@@ -3,11 +3,13 @@
 // the machine is probed where the argument alone is wrong; output files are whole or absent; a
 // snapshot's strings cannot drive the terminal. Standard output: standard_output_cli_test.cpp.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "file_size_limit.hpp"
 #include "gpupeer/snapshot_json.hpp"
 
 namespace gpupeer {
@@ -52,6 +54,20 @@ std::vector<ArgCase> argumentCases() {
       {"BenchTinyStagingChunk", "bench --staging-chunk 1", 2, "at least 4K"},
       {"BenchZeroSamples", "bench -i 0", 2, "-i must be >= 1"},
       {"BenchNegativeCopies", "bench --copies -4", 2, "--copies 1..64"},
+      {"BenchUnknownSweepTestcase", "bench --sweep -t ce_write,warp_drive", 2, "the sweep takes ce_read"},
+      {"BenchBidirSweepTestcase", "bench --sweep -t ce_bidir", 2, "not 'ce_bidir'"},
+      {"BenchPairWithoutSweep", "bench --pair 0,1", 2, "--pair applies to --sweep"},
+      {"BenchSweepSizesWithoutSweep", "bench -b 8 -e 1G", 2, "applies to --sweep"},
+      {"BenchOnlyCommas", "bench -t ,,,", 2, "',,,' names no testcase"},
+      {"BenchEmptyTestcaseList", "bench -t ''", 2, "'' names no testcase"},
+      {"BenchJsonAndCsv", "bench --json --csv", 2, "excludes"},
+      {"BenchEmptyDeviceList", "bench -d ''", 2, "names no device"},
+      {"CheckEmptyDeviceList", "check -d ''", 2, "'' names no device"},
+      {"CheckOnlyCommas", "check -d ,", 2, "',' names no device"},
+      {"CollEmptyDeviceList", "coll --devices ''", 2, "names no device"},
+      {"CollProcRankPastProcs", "coll --proc-rank 5 --procs 2", 2, "--proc-rank 5 is not a rank of --procs 2 (0 to 1)"},
+      {"CollProcRankWithoutProcs", "coll --proc-rank 0", 2, "--proc-rank needs --procs"},
+      {"CollTooManyProcs", "coll --procs 99", 2, "give 1 to 8 processes"},
       {"CollUnknownOp", "coll all_shuffle", 2, "all_shuffle"},
       {"CollUnknownType", "coll -d float128", 2, "float128"},
       {"CollUnknownRedOp", "coll -o median", 2, "median"},
@@ -71,6 +87,7 @@ std::vector<ArgCase> argumentCases() {
       {"UnknownCommand", "teleport", 2, "unknown command 'teleport'"},
       {"EmptySnapshotName", "topo --snapshot ''", 2, "empty file name"},
       {"EmptyOutputName", "snapshot -o ''", 2, "empty file name"},
+      {"ReportEmptyOutputName", "report -o ''", 2, "empty file name"},
       {"ExplainNothing", "explain", 2, "give the error text"},
       {"ExplainTextAndFile", "explain word -f x.log", 2, "not both"},
       {"ExplainMissingLog", "explain -f /nonexistent/x.log", 2, "cannot open"},
@@ -137,6 +154,35 @@ TEST_F(BadInputCli, SnapshotThatNeverEndsIsRefused) {
   EXPECT_NE(r.err.find("larger than 64 MiB"), std::string::npos) << r.err;
 }
 
+TEST_F(BadInputCli, FifoAsSnapshotOrResultsIsRefusedNotWaitedOn) {
+  std::string fifo = scratch_.path() + "/input.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);  // nobody writes it
+  for (const std::string& args :
+       {"doctor --snapshot " + fifo, "topo --snapshot " + fifo,
+        "report --snapshot " + kEightGpus + " --results " + fifo + " -o " + scratch_.path() + "/r.html"}) {
+    CliRun r = run(args);
+    EXPECT_EQ(r.exitCode, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("'" + fifo + "' is a FIFO"), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/r.html"));
+}
+
+TEST_F(BadInputCli, ResultsThatNeverEndAreRefused) {
+  CliRun r = run("report --snapshot " + kEightGpus + " --results /dev/zero -o " + scratch_.path() + "/r.html");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("results file '/dev/zero' is larger than 64 MiB"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, ResultsWithAWronglyTypedFieldNameTheField) {
+  std::string results =
+      scratch_.write("typed.jsonl", R"({"testcase": "ce_write", "cells": [{"src": 0, "dst": 1, "verified": "yes"}]})");
+  CliRun r = run("report --snapshot " + kEightGpus + " --results " + results + " -o " + scratch_.path() + "/r.html");
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find("typed.jsonl: field 'cells[0].verified': expected true or false"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/r.html"));
+}
+
 TEST_F(BadInputCli, DeeplyNestedSnapshotIsRefused) {
   std::string file = scratch_.write("deep.json", std::string(1 << 20, '[') + std::string(1 << 20, ']'));
   CliRun r = run("topo --snapshot " + file);
@@ -174,14 +220,17 @@ TEST_F(BadInputCli, FailedSnapshotOutputLeavesTheOldFile) {
 }
 
 TEST_F(BadInputCli, SnapshotOutputThatCannotBeWrittenLeavesNothingBehind) {
-  std::filesystem::create_directory(scratch_.path() + "/taken");
-  CliRun r = run("snapshot --snapshot " + kEightGpus + " -o " + scratch_.path() + "/taken");
+  CliRun r;
+  {
+    testing::FileSizeLimit full(4096);  // a full disk: the snapshot is larger, stderr's line fits
+    r = run("snapshot --snapshot " + kEightGpus + " -o " + scratch_.path() + "/new.json");
+  }
   EXPECT_EQ(r.exitCode, 4) << r.err;
   EXPECT_NE(r.err.find("cannot write"), std::string::npos) << r.err;
   int entries = 0;
   for (const auto& e : std::filesystem::directory_iterator(scratch_.path()))
     entries += e.path().filename() != "stderr.txt";
-  EXPECT_EQ(entries, 1) << "a temporary file was left behind";
+  EXPECT_EQ(entries, 0) << "a temporary or partial file was left behind";
 }
 
 TEST_F(BadInputCli, SnapshotOutputReplacesTheOldFileWhole) {

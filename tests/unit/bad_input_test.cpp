@@ -2,6 +2,7 @@
 // log case is refused with a kParse/kInvalidArgument Status that names the problem, or read
 // with bounded memory, and never crashes. The command-line cases are in bad_input_cli_test.cpp.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -120,6 +121,16 @@ TEST(BadSnapshotFile, ThatNeverEndsIsRefusedAtTheSizeLimit) {
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(s.status().message().find("larger than 64 MiB"), std::string::npos) << s.status().message();
+}
+
+TEST(BadSnapshotFile, FifoIsRefusedWithoutWaitingForAWriter) {
+  testing::TempDir dir;
+  std::string fifo = dir.path() + "/snapshot.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Result<Snapshot> s = loadSnapshotFile(fifo);  // nobody writes it: a blocking open never returns
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("'" + fifo + "' is a FIFO"), std::string::npos) << s.status().message();
 }
 
 TEST(BadSnapshotFile, ThatIsADirectoryCannotBeRead) {

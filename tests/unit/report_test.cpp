@@ -1,13 +1,11 @@
 // The HTML report: what each section draws from the fixtures, escaping of hostile input, the
-// results readers, and the atomic write.
+// results readers.
 #include "gpupeer/report.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli_support.hpp"
 #include "fixture_support.hpp"
@@ -233,23 +231,6 @@ TEST(HeatColour, RedBelowHalfGreenAtTheLimit) {
   EXPECT_EQ(report::heatColour(0.2), "hsl(0,70%,80%)");
   EXPECT_EQ(report::heatColour(0.7), "hsl(60,70%,80%)");
   EXPECT_EQ(report::heatColour(1.3), "hsl(120,70%,80%)");
-}
-
-TEST(WriteFileAtomically, ReplacesWholeFilesAndLeavesNoTemporary) {
-  gpupeer::testing::TempDir dir;
-  std::string path = dir.path() + "/r.html";
-  ASSERT_TRUE(writeFileAtomically(path, "first").isOk());
-  ASSERT_TRUE(writeFileAtomically(path, "second, longer").isOk());
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "second, longer");
-  std::size_t files = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
-  EXPECT_EQ(files, 1u);
-  Status bad = writeFileAtomically(dir.path() + "/no/such/dir/r.html", "x");
-  EXPECT_EQ(bad.code(), ErrorCode::kSystem);
-  EXPECT_NE(bad.message().find("no/such/dir"), std::string::npos);
 }
 
 TEST(ReportCli, BadResultsFileIsAUsageErrorAndWritesNothing) {

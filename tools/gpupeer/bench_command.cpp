@@ -102,6 +102,8 @@ int run(const Options& o) {
     auto sizes = sweepSizes(b.value(), e.value(), o.factor);
     if (!sizes.isOk()) return reportError(sizes.status());
     sweepSizeList = sizes.value();
+    for (const std::string& key : splitList(o.testcases))
+      if (Status st = checkSweepTestcase(key); !st.isOk()) return reportError(st);
   } else {
     for (const std::string& key : splitList(o.testcases))
       if (!findBenchTestcase(key)) {
@@ -176,7 +178,8 @@ int run(const Options& o) {
 CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("bench", "Bandwidth and latency matrices and size sweeps (% of the link's limit)");
-  sub->add_option("-t,--testcase", opts->testcases, "comma-separated testcases (default: all; see --list)");
+  sub->add_option("-t,--testcase", opts->testcases, "comma-separated testcases (default: all; see --list)")
+      ->check(namesSomething("testcase"));
   sub->add_option("-s,--size", opts->size, "bytes per copy, e.g. 512M (default), 1G, 4096");
   sub->add_option("-i,--samples", opts->samples, "timed samples; the median is reported (default 3)");
   sub->add_option("--copies", opts->copies, "copies per timed sample (default 8)");
@@ -187,16 +190,26 @@ CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
                   "path of the copy testcase and copy sweep: auto, ce, kernel, staged (all: sweep side by side)");
   sub->add_option("--staging-chunk", opts->stagingChunk, "chunk of the host-staged pipeline (default 8M)");
   sub->add_flag("--no-verify", opts->noVerify, "skip the data check after timing");
-  sub->add_option("-d,--devices", opts->devices, "GPUs to use, e.g. 0,1");
-  sub->add_flag("--json", opts->json, "one JSON line per testcase");
-  sub->add_flag("--csv", opts->csv, "CSV rows");
+  sub->add_option("-d,--devices", opts->devices, "GPUs to use, e.g. 0,1")->check(namesSomething("device"));
+  CLI::Option* json = sub->add_flag("--json", opts->json, "one JSON line per testcase");
+  sub->add_flag("--csv", opts->csv, "CSV rows")->excludes(json);
   sub->add_flag("--list", opts->list, "list the testcases");
   sub->add_flag("--sweep", opts->sweep, "bandwidth against size for one pair (-b, -e, -f, --pair, -t)");
-  sub->add_option("-b,--minbytes", opts->begin, "sweep start size (default 8)");
-  sub->add_option("-e,--maxbytes", opts->end, "sweep end size (default 1G)");
-  sub->add_option("-f,--stepfactor", opts->factor, "sweep size factor (default 2)");
-  sub->add_option("--pair", opts->pair, "sweep pair src,dst (default 0,1)");
-  sub->callback([opts, &exitCode] { exitCode = run(*opts); });
+  // Sweep options without --sweep would be ignored without a word: refused instead.
+  std::vector<CLI::Option*> sweepOnly = {
+      sub->add_option("-b,--minbytes", opts->begin, "sweep start size (default 8)"),
+      sub->add_option("-e,--maxbytes", opts->end, "sweep end size (default 1G)"),
+      sub->add_option("-f,--stepfactor", opts->factor, "sweep size factor (default 2)"),
+      sub->add_option("--pair", opts->pair, "sweep pair src,dst (default 0,1)")->check(namesSomething("device"))};
+  sub->callback([opts, sweepOnly, &exitCode] {
+    for (const CLI::Option* option : sweepOnly)
+      if (!opts->sweep && option->count() > 0) {
+        fmt::print(stderr, "gpupeer bench: {} applies to --sweep\n", option->get_name());
+        exitCode = kExitUsage;
+        return;
+      }
+    exitCode = run(*opts);
+  });
 });
 
 }  // namespace

@@ -53,7 +53,8 @@ CommandRegistrar registrar("check", 30, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub =
       app.add_subcommand("check", "Enable P2P and verify data on every ordered pair by copy engine and kernels");
-  sub->add_option("-d,--devices", opts->devices, "GPUs to check, e.g. 0,1,3 (default: all)");
+  sub->add_option("-d,--devices", opts->devices, "GPUs to check, e.g. 0,1,3 (default: all)")
+      ->check(namesSomething("device"));
   sub->add_option("--size-mib", opts->largeMiB, "largest transfer in MiB (default 32)");
   sub->add_flag("--json", opts->json, "JSON output");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });

@@ -45,6 +45,16 @@ inline CLI::Validator nonEmptyFileName() {
                         "FILE", "non-empty");
 }
 
+/// Refuses a comma-separated list with nothing in it ("", ",,,"), which would otherwise read as
+/// "option not given": every device, every testcase.
+inline CLI::Validator namesSomething(const char* what) {
+  return CLI::Validator(
+      [what](std::string& v) {
+        return v.find_first_not_of(", ") == std::string::npos ? "'" + v + "' names no " + what : std::string();
+      },
+      "LIST", "non-empty list");
+}
+
 inline void addSnapshotOption(CLI::App* sub, std::string& file) {
   sub->add_option("--snapshot", file,
                   "analyse this snapshot file (from 'gpupeer snapshot --json') instead of the "

@@ -1,7 +1,6 @@
 #include "cli_output.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,34 +47,6 @@ void printTerminal(std::string_view text) {
   std::string safe = terminalSafe(text);
   errno = 0;
   if (std::fwrite(safe.data(), 1, safe.size(), stdout) != safe.size()) noteStdoutError(errno);
-}
-
-Status writeFileWhole(const std::string& path, std::string_view text) {
-  std::string temp = path + ".XXXXXX";
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0)
-    return GPUPEER_ERROR(ErrorCode::kSystem,
-                         fmt::format("cannot create a temporary file beside '{}': {}", path, std::strerror(errno)));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  int error = done == text.size() ? 0 : (errno ? errno : EIO);
-  if (!error && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && !error) error = errno;
-  // mkstemp makes the file private (0600); an output file gets the usual 0666 less umask.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (!error && ::chmod(temp.c_str(), 0666 & ~mask) != 0) error = errno;
-  if (!error && std::rename(temp.c_str(), path.c_str()) != 0) error = errno;
-  if (error) {
-    ::unlink(temp.c_str());
-    return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("cannot write '{}': {}", path, std::strerror(error)));
-  }
-  return Status::ok();
 }
 
 void endQuietlyOnBrokenPipe() { std::signal(SIGPIPE, SIG_DFL); }

@@ -1,8 +1,7 @@
 #pragma once
 // How the CLI writes: text for a terminal with the control characters of untrusted strings
-// (a snapshot's host name, a KB entry, a log line) made visible, output files written whole or
-// not at all, a standard output that fails (a full disk, a closed descriptor) reported, and a
-// reader that stops early (`gpupeer explain x | head -1`) ending gpupeer quietly.
+// (a snapshot's host name, a KB entry, a log line) made visible, a standard output that fails (a full disk, a closed
+// descriptor) reported, and a reader that stops early (`gpupeer explain x | head -1`) ending gpupeer quietly.
 #include <string>
 #include <string_view>
 
@@ -17,10 +16,6 @@ std::string terminalSafe(std::string_view text);
 
 /// terminalSafe(text) on standard output.
 void printTerminal(std::string_view text);
-
-/// Writes `text` to a temporary file beside `path` and renames it over `path`: on any failure
-/// the temporary file is removed and an existing `path` is left as it was.
-Status writeFileWhole(const std::string& path, std::string_view text);
 
 /// Makes a write into a pipe whose reader has gone end the process by SIGPIPE, whatever the
 /// parent left the signal set to: the way git and coreutils end (a shell sees status 141), with

@@ -7,13 +7,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
 #include "coll_procs.hpp"
 #include "coll_runner.hpp"
+#include "core/bounded_input.hpp"
+#include "core/output_file.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
@@ -54,8 +55,17 @@ bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kRed
 
 // One process per rank: the parent starts the ranks with this command line and their rank.
 int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std::vector<std::size_t>& sizes) {
-  if (o.procs < 1) {
+  if (o.procs == 0) {
     fmt::print(stderr, "gpupeer coll: --proc-rank needs --procs\n");
+    return kExitUsage;
+  }
+  if (o.procs < 1 || o.procs > kMaxCommRanks) {
+    fmt::print(stderr, "gpupeer coll: --procs {}: give 1 to {} processes\n", o.procs, kMaxCommRanks);
+    return kExitUsage;
+  }
+  if (o.procRank >= o.procs) {
+    fmt::print(stderr, "gpupeer coll: --proc-rank {} is not a rank of --procs {} (0 to {})\n", o.procRank, o.procs,
+               o.procs - 1);
     return kExitUsage;
   }
   if (rooted(op) && (o.root < 0 || o.root >= o.procs)) {
@@ -385,10 +395,9 @@ int run(const Options& o) {
         "has it per row (inplace_algo)\n",
         collOpName(cop));
   if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    out << doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    if (!out) {
-      fmt::print(stderr, "gpupeer coll: cannot write {}\n", o.json);
+    Status written = writeOutputFile(o.json, dumpJson(doc, 1) + "\n");
+    if (!written.isOk()) {
+      fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
       anyError = true;
     }
   }
@@ -414,7 +423,7 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("-o,--op", opts->redop, "sum, prod, min, max, avg (reductions)");
   sub->add_option("-r,--root", opts->root, "root rank of broadcast and reduce (default 0)");
   sub->add_option("-g,--ngpus", opts->gpus, "number of GPUs (default all)");
-  sub->add_option("--devices", opts->devices, "GPUs to use, e.g. 0,1");
+  sub->add_option("--devices", opts->devices, "GPUs to use, e.g. 0,1")->check(namesSomething("device"));
   sub->add_option("-n,--iters", opts->iters, "operations timed back to back (default 20)");
   sub->add_option("-w,--warmup_iters", opts->warmup, "warm-up operations (default 5)");
   sub->add_option("-G,--cudagraph", opts->graphLaunches,

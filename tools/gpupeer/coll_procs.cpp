@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli_output.hpp"
 #include "command_registry.hpp"
+#include "core/bounded_input.hpp"
+#include "core/output_file.hpp"
 #include "cuda/copy_kernels.cuh"
 #include "cuda/device_memory.hpp"
 #include "gpupeer/bench.hpp"
@@ -115,10 +117,6 @@ double smallLaunchUs(void* scratch, cudaStream_t stream) {
 }  // namespace
 
 int runCollProcsParent(const CollProcsOptions& o) {
-  if (o.procs < 1 || o.procs > kMaxCommRanks) {
-    fmt::print(stderr, "gpupeer coll: --procs {}: give 1 to {} processes\n", o.procs, kMaxCommRanks);
-    return kExitUsage;
-  }
   Result<UniqueId> id = makeUniqueId();
   if (!id.isOk()) {
     fmt::print(stderr, "gpupeer coll: {}\n", id.status().message());
@@ -352,9 +350,11 @@ int runCollProcsRank(const CollProcsOptions& o) {
     if (failed != 0) break;  // the communicator refuses work after a failure
   }
   if (rank == 0 && !o.json.empty()) {
-    std::ofstream out(o.json);
-    out << doc.dump(1) << "\n";
-    if (!out) anyError = true;
+    Status written = writeOutputFile(o.json, dumpJson(doc, 1) + "\n");
+    if (!written.isOk()) {
+      fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
+      anyError = true;
+    }
   }
   nccl.reset();
   made.value().reset();

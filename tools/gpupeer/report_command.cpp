@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
+#include "core/output_file.hpp"
 #include "gpupeer/report.hpp"
 #include "gpupeer/version.hpp"
 
@@ -31,7 +32,7 @@ int run(const Options& o) {
   input.generatedBy = fmt::format("gpupeer {} report from {}", kVersion,
                                   o.snapshotFile.empty() ? std::string("the machine, probed") : o.snapshotFile);
   for (const std::string& file : o.results) input.generatedBy += ", " + file;
-  if (Status st = writeFileAtomically(o.output, renderHtmlReport(input)); !st.isOk()) return reportError(st);
+  if (Status st = writeOutputFile(o.output, renderHtmlReport(input)); !st.isOk()) return reportError(st);
   fmt::print("report written to {} ({} GPU(s), {} bench result(s), {} collective table(s), {} record(s))\n", o.output,
              snap.value().gpus.size(), results.bench.size(), results.collectives.size(), results.records.size());
   return kExitOk;
@@ -41,7 +42,8 @@ CommandRegistrar registrar("report", 60, [](CLI::App& app, int& exitCode) {
   auto opts = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
       "report", "One self-contained HTML page: topology drawing, P2P matrix, findings, bandwidth and collectives");
-  sub->add_option("-o,--output", opts->output, "the HTML file to write (default gpupeer-report.html)");
+  sub->add_option("-o,--output", opts->output, "the HTML file to write (default gpupeer-report.html)")
+      ->check(nonEmptyFileName());
   sub->add_option("--results", opts->results,
                   "results files: 'gpupeer bench --json' lines, 'gpupeer coll --json' files, results records")
       ->expected(1, -1);

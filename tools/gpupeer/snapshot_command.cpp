@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "cli_common.hpp"
+#include "core/output_file.hpp"
 #include "gpupeer/topology.hpp"
 #include "gpupeer/version_text.hpp"
 
@@ -51,8 +52,7 @@ int run(const Options& o) {
   Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
   if (!snap.isOk()) return reportError(snap.status());
   if (!o.output.empty()) {
-    // Whole or not at all: a failed write leaves an existing file as it was.
-    Status written = writeFileWhole(o.output, snapshotToJson(snap.value()));
+    Status written = writeOutputFile(o.output, snapshotToJson(snap.value()));
     if (!written.isOk()) return reportError(written);
     printTerminal(fmt::format("snapshot written to {}\n", o.output));
     return kExitOk;
