@@ -5,6 +5,7 @@ only the Python package is installed. Same output and exit codes as the ``gpupee
 
 import argparse
 import os
+import re
 import signal
 import sys
 
@@ -37,8 +38,30 @@ def _topo(args):
     return EXIT_OK
 
 
+# A device number as the binary reads one (std::stoi of the whole item: spaces before, a sign).
+_DEVICE_NUMBER = re.compile(r"\s*[+-]?\d+")
+
+
+def _device_list(text):
+    """-d as the binary reads it: None for every GPU; an item that is no number is a usage error
+    in the binary's words (the numbers themselves are checked against the GPUs by the library)."""
+    if text is None:
+        return None
+    if text == "":
+        raise _UsageError("--devices: '' names no device\nRun with --help for more information.")
+    for item in text.split(","):
+        if not _DEVICE_NUMBER.fullmatch(item):
+            raise _UsageError("gpupeer: error: invalid-argument: device list '%s': '%s' is not a device number"
+                              % (text, item))
+    return [int(item) for item in text.split(",")]
+
+
+class _UsageError(Exception):
+    """A bad argument found before the library is asked, with the binary's message."""
+
+
 def _check(args):
-    devices = [int(d) for d in args.devices.split(",")] if args.devices else None
+    devices = _device_list(args.devices)
     try:
         document, failed = diagnosis.render_check(devices, args.size_mib, _format(args))
     except errors.UnsupportedError as e:
@@ -127,6 +150,9 @@ def main(argv=None):
         return code
     except BrokenPipeError:
         _die_of_broken_pipe()
+    except _UsageError as e:
+        print(e, file=sys.stderr)
+        return EXIT_USAGE
     except errors.GpupeerError as e:
         usage = isinstance(e, (errors.InvalidArgumentError, errors.ArgumentTypeError, errors.ParseError,
                                errors.NotFoundError))

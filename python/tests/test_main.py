@@ -66,6 +66,9 @@ def test_module_mirrors_the_binary(cli, args):
     ["doctor", "--snapshot", data("benign_log.txt")],
     ["explain"],
     ["explain", "nothing known here"],
+    ["check", "-d", "zero"],
+    ["check", "-d", ""],
+    ["check", "-d", "0,,1"],
 ])
 def test_module_mirrors_the_binary_without_gpus(cli, args):
     ours, theirs = module(*args, env=NO_GPU), binary(cli, *args, env=NO_GPU)

@@ -65,8 +65,9 @@ std::string renderExplanationText(const Explanation& e, std::size_t top) {
   std::string text = renderToolOutputsText(e.tools);
   if (!e.scan.matches.empty()) text += (text.empty() ? "" : "\n") + renderKbScanText(e.scan, top);
   if (text.empty())
-    return codes + fmt::format("No known failure matched the {} line{} read ({} entries in the knowledge base).\n",
-                               e.scan.linesRead, e.scan.linesRead == 1 ? "" : "s", e.kbEntries);
+    return codes + fmt::format("No known failure matched the {} line{} read ({} entr{} in the knowledge base).\n",
+                               e.scan.linesRead, e.scan.linesRead == 1 ? "" : "s", e.kbEntries,
+                               e.kbEntries == 1 ? "y" : "ies");
   return codes + text;
 }
 

@@ -52,6 +52,7 @@ TEST_F(InstalledKb, BinaryReadsTheKbInstalledBesideIt) {
   EXPECT_NE(own.out.find("test/installed-kb-only"), std::string::npos) << own.out;
   CliRun source = run(copy, std::string("explain ") + kSourceTreeText);
   EXPECT_EQ(source.exitCode, 1) << "the source tree's kb/ was read:\n" << source.out;
+  EXPECT_NE(source.out.find("(1 entry in the knowledge base)"), std::string::npos) << source.out;
 }
 
 TEST_F(InstalledKb, BuildTreeBinaryReadsTheSourceTree) {
