@@ -38,6 +38,10 @@ def _topo(args):
     return EXIT_OK
 
 
+class _UsageError(Exception):
+    """A bad argument found before the library is asked, with the binary's message."""
+
+
 # A device number as the binary reads one (std::stoi of the whole item: spaces before, a sign).
 _DEVICE_NUMBER = re.compile(r"\s*[+-]?\d+")
 
@@ -54,10 +58,6 @@ def _device_list(text):
             raise _UsageError("gpupeer: error: invalid-argument: device list '%s': '%s' is not a device number"
                               % (text, item))
     return [int(item) for item in text.split(",")]
-
-
-class _UsageError(Exception):
-    """A bad argument found before the library is asked, with the binary's message."""
 
 
 def _check(args):

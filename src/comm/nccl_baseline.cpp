@@ -7,6 +7,7 @@
 
 #include "cuda/cuda_status.hpp"
 #include "gpupeer/log.hpp"
+#include "gpupeer/version_text.hpp"
 
 namespace gpupeer {
 namespace {
@@ -90,7 +91,7 @@ struct NcclBaseline::Impl {
   std::string versionText() const {
     int v = 0;
     if (!getVersion || getVersion(&v) != 0) return "unknown";
-    return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+    return ncclVersionText(v);
   }
 
   Status missing(const char* symbol, const char* needs = "") const {

@@ -1,10 +1,9 @@
 // Driver, runtime, NVML and NCCL versions that do not fit together or are too old.
 #include "doctor/rules.hpp"
+#include "gpupeer/version_text.hpp"
 
 namespace gpupeer::rules {
 namespace {
-
-std::string cudaVersionText(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
 
 struct NcclFloor {
   int ccMajor, ccMinor;
@@ -38,8 +37,6 @@ std::string versionsEvidence(const Snapshot& s) {
     if (f.cudaMajor == runtime / 1000) out += fmt::format(", which needs driver {} or newer", f.minDriver);
   return out;
 }
-
-std::string ncclVersionText(int v) { return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100); }
 
 }  // namespace
 

@@ -25,14 +25,14 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs `GPUPEER_CLI_PATH args` through the shell; `stdinText`, when given, is piped in, and
-// `env` ("NAME=value ") is put before the command.
+// Runs `binary args` (the gpupeer under test by default) through the shell; `stdinText`, when
+// given, is piped in, and `env` ("NAME=value " or "env -u NAME ") is put before the command.
 inline CliRun runCli(const testing::TempDir& scratch, const std::string& args, const std::string* stdinText = nullptr,
-                     const std::string& env = "") {
+                     const std::string& env = "", const std::string& binary = GPUPEER_CLI_PATH) {
   std::string errFile = scratch.path() + "/stderr.txt";
   std::string cmd;
   if (stdinText) cmd = "cat " + quote(scratch.write("stdin.txt", *stdinText)) + " | ";
-  cmd += env + std::string(GPUPEER_CLI_PATH) + " " + args + " 2>" + quote(errFile);
+  cmd += env + quote(binary) + " " + args + " 2>" + quote(errFile);
   CliRun r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;

@@ -21,18 +21,7 @@ class InstalledKb : public ::testing::Test {
  protected:
   // Runs `binary args` with GPUPEER_KB_PATH unset, so that only the built-in KB is read.
   CliRun run(const std::string& binary, const std::string& args) {
-    std::string errFile = scratch_.path() + "/stderr.txt";
-    std::string cmd = "env -u GPUPEER_KB_PATH " + quote(binary) + " " + args + " 2>" + quote(errFile);
-    CliRun r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    char buf[4096];
-    for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
-    int status = pclose(pipe);
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(errFile);
-    r.err.assign(std::istreambuf_iterator<char>(err), {});
-    return r;
+    return runCli(scratch_, args, nullptr, "env -u GPUPEER_KB_PATH ", binary);
   }
   // <prefix>/bin/gpupeer, a copy of the binary under test.
   std::string installCopy(const std::string& prefix) {
