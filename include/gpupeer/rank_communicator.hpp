@@ -145,6 +145,9 @@ class RankCommunicator {
   /// from this rank's and both calls, else ok. Once an operation failed the communicator
   /// refuses further work.
   Status checkError();
+  /// What checkError would return, without waiting for any stream: for a watchdog thread
+  /// (NCCL's ncclCommGetAsyncError). Any thread; the answer is not kept.
+  Status pollError() const;
   /// Makes every wait of this communicator give up now (from any thread); later calls fail.
   void abort();
 

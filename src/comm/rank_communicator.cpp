@@ -233,6 +233,37 @@ Status RankCommunicator::deregisterBuffer(void* ptr) {
   return deregisterRankBuffer(*impl_, ptr);
 }
 
+namespace {
+
+// What the kernels' error word (and, for a mismatch, the two calls written beside it) means.
+Status errorFromWord(const RankCommunicator::Impl& c, std::uint32_t error, const std::uint32_t calls[4]) {
+  if (error & kMismatchError)
+    return GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format("rank {} called {}, rank {} (this rank) {}: every rank must make the same calls in the same order "
+                    "(count, type, operator and root)",
+                    error & ~kMismatchError, describeCall({calls[0], calls[1]}), c.rank,
+                    describeCall({calls[2], calls[3]})));
+  if (error & kUnregisteredError)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {}: rank {}'s buffer of a call on registered buffers is not registered "
+                                     "(any more) here: it was deregistered before an operation (or a graph "
+                                     "captured) with it ran, or lies outside the registered range",
+                                     c.rank, error & ~kUnregisteredError));
+  if (error == kAbortedError)
+    return GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));
+  if (error - 1 < static_cast<std::uint32_t>(c.n())) {
+    const PeerIdentity& p = c.peers[error - 1];
+    return GPUPEER_ERROR(ErrorCode::kTimeout,
+                         fmt::format("rank {} waited more than {} ms for rank {} (pid {}, GPU{} {}): it died, hung "
+                                     "or made a different call",
+                                     c.rank, c.core.timeoutNs / 1'000'000, error - 1, p.pid, p.device, p.busId));
+  }
+  return GPUPEER_ERROR(ErrorCode::kInternal, fmt::format("rank {}: error word {}", c.rank, error));
+}
+
+}  // namespace
+
 Status RankCommunicator::checkError() {
   Impl& c = *impl_;
   if (!c.failure.isOk()) return c.failure;
@@ -242,34 +273,31 @@ Status RankCommunicator::checkError() {
   GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
   GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(&error, c.errorWord(), sizeof error, cudaMemcpyDeviceToHost));
   if (error == 0) return usable(c);
-  if (error & kMismatchError) {
-    // The kernel wrote both calls beside the error word before the stream ended.
-    std::uint32_t calls[4] = {};
+  // For a mismatch the kernel wrote both calls beside the error word before the stream ended.
+  std::uint32_t calls[4] = {};
+  if (error & kMismatchError)
     GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(calls, c.errorWord() + 2, sizeof calls, cudaMemcpyDeviceToHost));
-    c.failure = GPUPEER_ERROR(
-        ErrorCode::kInvalidArgument,
-        fmt::format("rank {} called {}, rank {} (this rank) {}: every rank must make the same calls in the same order "
-                    "(count, type, operator and root)",
-                    error & ~kMismatchError, describeCall({calls[0], calls[1]}), c.rank,
-                    describeCall({calls[2], calls[3]})));
-  } else if (error & kUnregisteredError) {
-    c.failure = GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                              fmt::format("rank {}: rank {}'s buffer of a call on registered buffers is not registered "
-                                          "(any more) here: it was deregistered before an operation (or a graph "
-                                          "captured) with it ran, or lies outside the registered range",
-                                          c.rank, error & ~kUnregisteredError));
-  } else if (error == kAbortedError) {
-    c.failure = GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));
-  } else if (error - 1 < static_cast<std::uint32_t>(c.n())) {
-    const PeerIdentity& p = c.peers[error - 1];
-    c.failure = GPUPEER_ERROR(
-        ErrorCode::kTimeout, fmt::format("rank {} waited more than {} ms for rank {} (pid {}, GPU{} {}): it died, hung "
-                                         "or made a different call",
-                                         c.rank, c.core.timeoutNs / 1'000'000, error - 1, p.pid, p.device, p.busId));
-  } else {
-    c.failure = GPUPEER_ERROR(ErrorCode::kInternal, fmt::format("rank {}: error word {}", c.rank, error));
-  }
+  c.failure = errorFromWord(c, error, calls);
   return c.failure;
+}
+
+Status RankCommunicator::pollError() const {
+  const Impl& c = *impl_;
+  if (!c.failure.isOk()) return c.failure;
+  if (c.n() == 1) return usable(c);
+  DeviceGuard guard;
+  GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
+  // A stream of its own that waits for no other: the caller's streams may hold kernels that
+  // wait for a dead peer, and this must answer while they do.
+  cudaStream_t stream = nullptr;
+  GPUPEER_CUDA_CHECK(c.device, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::uint32_t words[6] = {};
+  cudaError_t copied = cudaMemcpyAsync(words, c.errorWord(), sizeof words, cudaMemcpyDeviceToHost, stream);
+  if (copied == cudaSuccess) copied = cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  GPUPEER_CUDA_CHECK(c.device, copied);
+  if (words[0] == 0) return usable(c);
+  return errorFromWord(c, words[0], words + 2);
 }
 
 void RankCommunicator::abort() {

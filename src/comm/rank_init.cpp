@@ -12,6 +12,7 @@
 #include "comm/line128_rules.hpp"
 #include "comm/rank_communicator_impl.hpp"
 #include "core/hex.hpp"
+#include "core/host_identity.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/one_shot_kernels.cuh"
 #include "gpupeer/peer_access.hpp"
@@ -82,6 +83,23 @@ Result<std::vector<nlohmann::json>> exchangeJson(const AllGatherFn& exchange, co
   return parsed;
 }
 
+// Ranks on several hosts cannot map each other's memory; say so before any rank tries, naming
+// the hosts, instead of failing later in an import with a driver error.
+static Status checkOneHost(const std::vector<nlohmann::json>& ids, int rank) {
+  const std::string mine = ids[rank].value("host", std::string());
+  for (std::size_t r = 0; r < ids.size(); ++r) {
+    const std::string theirs = ids[r].value("host", std::string());
+    if (theirs == mine) continue;
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {} runs on host {}, rank {} on host {}: a gpupeer communicator joins the "
+                                     "GPUs of one host; for ranks on several hosts run the NCCL program with "
+                                     "libgpupeer_nccl.so (docs/nccl-api.md), which leaves the calls between hosts to "
+                                     "NCCL",
+                                     rank, hostDisplayName(mine), r, hostDisplayName(theirs)));
+  }
+  return Status::ok();
+}
+
 Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommOptions& given,
                 const AllGatherFn& exchange, const std::string& how) {
   RankCommOptions options = given;
@@ -136,9 +154,11 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
                                                           {"device", device},
                                                           {"bus", busIdOf(device)},
                                                           {"sms", sms},
-                                                          {"slot", options.slotBytes}},
+                                                          {"slot", options.slotBytes},
+                                                          {"host", hostIdentity()}},
                                                          nranks, "identities");
   if (!ids.isOk()) return ids.status();
+  GPUPEER_RETURN_IF_ERROR(checkOneHost(ids.value(), rank));
   for (int r = 0; r < nranks; ++r) {
     const nlohmann::json& j = ids.value()[r];
     c.peers.push_back({j.value("pid", 0), j.value("device", -1), j.value("bus", std::string())});
