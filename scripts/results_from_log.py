@@ -10,7 +10,8 @@ build was made from, one line saying what the run measured; optionally the machi
 the parent folder's, and the date and GPUs where machine.txt is missing). What is read:
 `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
 baseline), `gpupeer bench` (one record per pair: the median), bench/torch_collectives.py's JSON
-lines files (one record per library, type, mode and size against torch.distributed), the micro-benchmarks'
+lines files (one record per library, type, mode and size against torch.distributed), nccl-tests (one
+record per size; with libgpupeer_nccl.so preloaded, against NCCL alone in the same folder), the micro-benchmarks
 launch_cost and ce_sm_mix, the JSON lines of scripts/explain_speed.sh and
 bench/micro/python_binding_cost.py, and test runs' outcomes (googletest's and ctest's counts of
 tests passed and failed, compute-sanitizer's error counts). Other logs are kept beside the results but not parsed.
@@ -37,6 +38,12 @@ GTEST_SUMMARY = re.compile(r"^\[  (PASSED|FAILED)  \] (\d+) tests?(?:\.|, listed
 CTEST_SUMMARY = re.compile(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)")
 SANITIZER_SUMMARY = re.compile(r"^========= (?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?)")
 SANITIZER_TOOL = re.compile(r"--tool[ =](\w+)")
+# nccl-tests' rows (size, count, type, redop, root, then time, algbw, busbw, #wrong out of place
+# and in place) and its binaries' names; NCCL's own runs and those with libgpupeer_nccl.so
+# preloaded are told apart by GPUPEER_NCCL_ROUTE on the command line.
+NCCL_TESTS_ROW = re.compile(r"^\s+(\d+)\s+(\d+)\s+\w+\s+\w+\s+-?\d+\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\S+)"
+                            r"\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\S+)")
+NCCL_TESTS_BINARY = re.compile(r"(\w+)_perf\b")
 
 
 def machine_facts(run_dir):
@@ -84,6 +91,41 @@ def coll_records(command, op, gpus, mode, header, row):
         out.append(dict(base, metric=f"{op} {mode} host time per operation", value=float(groups[host[0]][0]),
                         unit="us", baseline=None, baseline_value=None))
     return out
+
+
+def nccl_tests_record(command, line):
+    """One size of an nccl-tests run: the out-of-place time, the in-place one and both #wrong
+    columns; the route names where the calls went (nccl: NCCL alone; table or gpupeer: with
+    libgpupeer_nccl.so and that GPUPEER_NCCL_ROUTE). None for other lines."""
+    binary = NCCL_TESTS_BINARY.search(command or "")
+    m = NCCL_TESTS_ROW.match(line) if binary else None
+    if not m:
+        return None
+    np_ = re.search(r"-np\s+(\d+)", command)
+    g = re.search(r"-g\s+(\d+)", command)
+    ranks = int(np_.group(1)) if np_ else int(g.group(1)) if g else None
+    route = "nccl"
+    if "libgpupeer_nccl.so" in command:
+        r = re.search(r"GPUPEER_NCCL_ROUTE=(\w+)", command)
+        route = r.group(1) if r else "table"
+    wrong = [int(w) if w.isdigit() else None for w in (m.group(5), m.group(8))]
+    return {"command": command, "metric": f"nccl-tests {binary.group(1)} eager time", "op": binary.group(1),
+            "mode": "eager", "bytes": int(m.group(1)), "ranks": ranks, "route": route,
+            "value": float(m.group(3)), "in_place_value": float(m.group(6)), "unit": "us",
+            "busbw": float(m.group(4)), "wrong": None if None in wrong else sum(wrong),
+            "baseline": None, "baseline_value": None}
+
+
+def pair_nccl_tests(records):
+    """Each nccl-tests record with the library against NCCL alone at the same operation, rank
+    count and size, measured in the same run folder."""
+    alone = {(r["op"], r["ranks"], r["bytes"]): r["value"] for r in records
+             if r.get("route") == "nccl" and r.get("metric", "").startswith("nccl-tests ")}
+    for r in records:
+        if r.get("route") not in (None, "nccl") and r.get("metric", "").startswith("nccl-tests "):
+            r["baseline"] = "NCCL alone"
+            r["baseline_value"] = alone.get((r["op"], r["ranks"], r["bytes"]))
+    return records
 
 
 def micro_records(command, lines):
@@ -141,6 +183,10 @@ def parse_log(path):
         m = BENCH_TITLE.match(line)
         if m:
             bench, coll = (m.group(1), m.group(2)), None
+            continue
+        row = nccl_tests_record(command, line)
+        if row:
+            records.append(row)
             continue
         outcome = outcome_record(command, line)
         if outcome:
@@ -243,7 +289,7 @@ def run_lines(run_dir):
         if value is None:
             facts[key] = meta.get(key)
     machine = meta.get("machine") or os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
-    lines = []
+    logged = []
     for name in sorted(os.listdir(run_dir)):
         path = os.path.join(run_dir, name)
         if name.endswith(".jsonl") and name != "results.jsonl":
@@ -252,12 +298,15 @@ def run_lines(run_dir):
             records = parse_log(path)
         else:
             continue
-        for rec in records:
-            full = {"commit": meta["commit"], "date": facts["date"], "machine": machine,
-                    "gpu_model": facts["gpu_model"], "gpu_count": facts["gpu_count"], "driver": facts["driver"]}
-            full.update(rec)
-            full["log"] = name
-            lines.append(json.dumps(full, sort_keys=False))
+        logged += [(name, rec) for rec in records]
+    pair_nccl_tests([rec for _, rec in logged])
+    lines = []
+    for name, rec in logged:
+        full = {"commit": meta["commit"], "date": facts["date"], "machine": machine,
+                "gpu_model": facts["gpu_model"], "gpu_count": facts["gpu_count"], "driver": facts["driver"]}
+        full.update(rec)
+        full["log"] = name
+        lines.append(json.dumps(full, sort_keys=False))
     return "".join(line + "\n" for line in lines)
 
 

@@ -1,0 +1,167 @@
+#include "nccl_api/comm_start.hpp"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/host_identity.hpp"
+#include "nccl_api/debug_log.hpp"
+#include "nccl_api/nccl_exchange.hpp"
+#include "nccl_api/real_nccl.hpp"
+#include "nccl_api/route_table.hpp"
+
+namespace gpupeer::nccl_api {
+namespace {
+
+// NCCL programs may leave a rank out of a collective for minutes (a checkpoint written by rank 0
+// alone) and NCCL waits; gpupeer's bound on waits for a peer is set as long as PyTorch's
+// default watchdog (10 minutes) so that a slow rank is not taken for a dead one.
+int waitBoundMs() {
+  const char* text = std::getenv("GPUPEER_NCCL_TIMEOUT_MS");
+  if (text != nullptr) {
+    char* end = nullptr;
+    long value = std::strtol(text, &end, 10);
+    if (end != text && *end == '\0' && value > 0 && value <= INT_MAX) return static_cast<int>(value);
+    logWarn("GPUPEER_NCCL_TIMEOUT_MS={} is not a number of milliseconds from 1 to {}: using 600000", text, INT_MAX);
+  }
+  return 600000;
+}
+
+// Why this rank alone would not start gpupeer ("" where it would).
+std::string localRefusal(const CommState& s) {
+  if (routeMode() == RouteMode::kNccl) return "GPUPEER_NCCL_ROUTE=nccl";
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    return "no GPU visible to CUDA in this process";
+  }
+  if (s.device < 0 || s.device >= count) return fmt::format("NCCL names GPU{}, {} visible", s.device, count);
+  return {};
+}
+
+// The agreement that follows gpupeer's own start-up: ok only where every rank started.
+bool everyRankStarted(CommState& s, bool started, std::string& why) {
+  Result<std::vector<std::optional<std::string>>> all = gatherOverNccl(s, {}, !started);
+  if (!all.isOk()) {
+    why = all.status().toString();
+    return false;
+  }
+  for (int r = 0; r < s.ranks; ++r)
+    if (!all.value()[r]) {
+      why = fmt::format("rank {} could not start its gpupeer communicator", r);
+      return false;
+    }
+  return started;
+}
+
+}  // namespace
+
+bool blockingComm(const ncclConfig_t* config) {
+  if (config != nullptr && config->blocking != NCCL_CONFIG_UNDEF_INT) return config->blocking != 0;
+  const char* env = std::getenv("NCCL_COMM_BLOCKING");
+  return env == nullptr || std::atoi(env) != 0;
+}
+
+std::shared_ptr<CommState> newState(ncclComm_t real) {
+  auto state = std::make_shared<CommState>();
+  state->real = real;
+  return state;
+}
+
+void startGpupeer(CommState& s) {
+  const RealNccl& real = realNccl();
+  if (real.ncclCommUserRank(s.real, &s.rank) != ncclSuccess || real.ncclCommCount(s.real, &s.ranks) != ncclSuccess ||
+      real.ncclCommCuDevice(s.real, &s.device) != ncclSuccess) {
+    s.why = "NCCL did not say the communicator's rank, size or GPU";
+    return;
+  }
+  // Decided alike on every rank without an exchange: the rank count is the same everywhere.
+  if (s.ranks < 2 || s.ranks > kMaxCommRanks) {
+    s.why = fmt::format("{} ranks (gpupeer joins 2 to {})", s.ranks, kMaxCommRanks);
+    logInfo("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+    return;
+  }
+  // 1: whether every rank can and may start, and on which host it runs.
+  const std::string refusal = localRefusal(s);
+  nlohmann::json mine = {{"host", hostIdentity()}, {"refusal", refusal}};
+  Result<std::vector<std::optional<std::string>>> hosts = gatherOverNccl(s, mine.dump(), false);
+  if (!hosts.isOk()) {
+    s.why = hosts.status().toString();
+    logWarn("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+    return;
+  }
+  for (int r = 0; r < s.ranks && s.why.empty(); ++r) {
+    nlohmann::json theirs = nlohmann::json::parse(hosts.value()[r].value_or(""), nullptr, false);
+    const std::string host = theirs.is_object() ? theirs.value("host", std::string()) : std::string();
+    const std::string theirRefusal = theirs.is_object() ? theirs.value("refusal", std::string("?")) : "?";
+    if (!theirRefusal.empty())
+      s.why = fmt::format("rank {}: {}", r, theirRefusal);
+    else if (host != mine["host"].get<std::string>())
+      s.why = fmt::format("ranks on several hosts (rank {} on {}, rank {} on {}): calls between hosts are NCCL's",
+                          s.rank, hostDisplayName(mine["host"]), r, hostDisplayName(host));
+  }
+  if (!s.why.empty()) {
+    logInfo("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+    return;
+  }
+
+  // 2: gpupeer's own start-up, its exchanges carried by NCCL; then the agreement. A rank whose
+  // start-up failed on its own sends its failure in the next exchange, which its peers are
+  // either in (they fail at once) or reach next (the agreement): the counts stay equal.
+  auto sawFailure = std::make_shared<bool>(false);
+  AllGatherFn exchange = [state = &s, sawFailure](const std::string& blob) -> Result<std::string> {
+    Result<std::vector<std::optional<std::string>>> parts = gatherOverNccl(*state, blob, false);
+    if (!parts.isOk()) return parts.status();
+    std::size_t each = 1;
+    for (const std::optional<std::string>& p : parts.value()) each = std::max(each, p ? p->size() : 0);
+    std::string joined;
+    for (int r = 0; r < state->ranks; ++r) {
+      if (!parts.value()[r]) {
+        *sawFailure = true;
+        return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("rank {} could not start its gpupeer communicator", r));
+      }
+      std::string part = *parts.value()[r];
+      part.resize(each, '\0');
+      joined += part;
+    }
+    return joined;
+  };
+  RankCommOptions options;
+  options.device = s.device;
+  options.timeoutMs = waitBoundMs();
+  Result<std::unique_ptr<RankCommunicator>> made = RankCommunicator::initWithAllGather(s.ranks, s.rank, exchange, options);
+  if (!made.isOk()) {
+    s.why = made.status().toString();
+    if (!*sawFailure) everyRankStarted(s, false, s.why);
+    logWarn("comm {} rank {}/{} (GPU{}): gpupeer did not start, every call to NCCL: {}", fmt::ptr(s.real), s.rank,
+            s.ranks, s.device, s.why);
+    return;
+  }
+  std::string why;
+  if (!everyRankStarted(s, true, why)) {
+    s.why = why;
+    logWarn("comm {} rank {}/{} (GPU{}): gpupeer did not start, every call to NCCL: {}", fmt::ptr(s.real), s.rank,
+            s.ranks, s.device, s.why);
+    return;
+  }
+  // Registration exchanges later use the same path; they fail rather than wait on a failure.
+  s.gpupeer = std::move(made).value();
+  logInfo("comm {} rank {}/{} (GPU{}): gpupeer started ({}); calls go where route '{}' says", fmt::ptr(s.real), s.rank,
+          s.ranks, s.device, s.gpupeer->transport(), routeModeName(routeMode()));
+}
+
+void startAndAdd(std::vector<std::shared_ptr<CommState>> states) {
+  if (states.size() == 1) {
+    startGpupeer(*states[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (const std::shared_ptr<CommState>& s : states) threads.emplace_back([s] { startGpupeer(*s); });
+    for (std::thread& t : threads) t.join();
+  }
+  for (std::shared_ptr<CommState>& s : states) addComm(std::move(s));
+}
+
+}  // namespace gpupeer::nccl_api

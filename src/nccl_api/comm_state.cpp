@@ -1,0 +1,53 @@
+#include "nccl_api/comm_state.hpp"
+
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace gpupeer::nccl_api {
+namespace {
+
+// Calls from every thread read it; only init and destroy write it.
+std::shared_mutex& tableLock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+std::unordered_map<ncclComm_t, std::shared_ptr<CommState>>& table() {
+  static auto* states = new std::unordered_map<ncclComm_t, std::shared_ptr<CommState>>();  // outlives exit
+  return *states;
+}
+
+}  // namespace
+
+CommState::~CommState() {
+  gpupeer.reset();
+  if (exchangeStream != nullptr) {
+    int current = -1;
+    cudaGetDevice(&current);
+    cudaSetDevice(device);
+    cudaStreamDestroy(exchangeStream);
+    if (current >= 0) cudaSetDevice(current);
+  }
+}
+
+void addComm(std::shared_ptr<CommState> state) {
+  std::unique_lock lock(tableLock());
+  table()[state->real] = std::move(state);
+}
+
+std::shared_ptr<CommState> findComm(ncclComm_t comm) {
+  std::shared_lock lock(tableLock());
+  auto it = table().find(comm);
+  return it == table().end() ? nullptr : it->second;
+}
+
+std::shared_ptr<CommState> removeComm(ncclComm_t comm) {
+  std::unique_lock lock(tableLock());
+  auto it = table().find(comm);
+  if (it == table().end()) return nullptr;
+  std::shared_ptr<CommState> state = std::move(it->second);
+  table().erase(it);
+  return state;
+}
+
+}  // namespace gpupeer::nccl_api

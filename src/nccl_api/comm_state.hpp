@@ -1,0 +1,37 @@
+#pragma once
+// What libgpupeer_nccl.so keeps per NCCL communicator: the gpupeer communicator beside it, when
+// its ranks share one host and P2P, and how it was started. Looked up by the real NCCL
+// communicator, which is the handle the program holds (so every call NCCL takes gets the
+// program's arguments unchanged).
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+
+#include "gpupeer/rank_communicator.hpp"
+
+namespace gpupeer::nccl_api {
+
+struct CommState {
+  ncclComm_t real = nullptr;
+  int rank = 0;
+  int ranks = 0;
+  int device = -1;
+  /// Null where every call of this communicator goes to NCCL; `why` says why.
+  std::unique_ptr<RankCommunicator> gpupeer;
+  std::string why;
+  /// The exchanges (start-up, registration) run as NCCL all-gathers on this stream.
+  cudaStream_t exchangeStream = nullptr;
+  ~CommState();
+};
+
+/// Adds `state` under state->real, replacing what was there. Any thread.
+void addComm(std::shared_ptr<CommState> state);
+/// The state of `comm`, or null for a communicator this library did not make. Any thread.
+std::shared_ptr<CommState> findComm(ncclComm_t comm);
+/// Takes `comm`'s state out; null if none.
+std::shared_ptr<CommState> removeComm(ncclComm_t comm);
+
+}  // namespace gpupeer::nccl_api

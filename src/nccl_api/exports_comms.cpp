@@ -1,0 +1,152 @@
+// Communicators: each is NCCL's, made by the real NCCL with the program's arguments; beside it
+// gpupeer's is started where it can be (comm_start.hpp), and ended with it.
+
+#include <nccl.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "nccl_api/comm_start.hpp"
+#include "nccl_api/debug_log.hpp"
+#include "nccl_api/group_calls.hpp"
+#include "nccl_api/gpupeer_call.hpp"
+#include "nccl_api/real_nccl.hpp"
+
+namespace gn = gpupeer::nccl_api;
+
+namespace {
+
+// After NCCL made `comm` (result r): start gpupeer beside it now, or at the group's end.
+ncclResult_t afterInit(ncclResult_t r, ncclComm_t comm, const ncclConfig_t* config) {
+  if (r != ncclSuccess || comm == nullptr) return r;
+  if (!gn::blockingComm(config)) {
+    gn::logInfo("comm {}: non-blocking: every call to NCCL", fmt::ptr(comm));
+    return r;
+  }
+  if (gn::inGroup())
+    gn::deferStart(gn::newState(comm));
+  else
+    gn::startAndAdd({gn::newState(comm)});
+  return r;
+}
+
+// Waits for this rank's gpupeer work before its memory goes: NCCL's destroy also finishes the
+// communicator's work first.
+void endGpupeer(const std::shared_ptr<gn::CommState>& state, bool abort) {
+  if (state == nullptr || state->gpupeer == nullptr) return;
+  if (abort) {
+    state->gpupeer->abort();
+    return;
+  }
+  int current = -1;
+  cudaGetDevice(&current);
+  cudaSetDevice(state->device);
+  cudaDeviceSynchronize();
+  if (current >= 0) cudaSetDevice(current);
+}
+
+std::mutex windowLock;
+std::unordered_map<ncclWindow_t, void*> windowBuffers;  // windows gpupeer registered too
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRank, comm, nranks, commId, rank));
+  return afterInit(r, r == ncclSuccess ? *comm : nullptr, nullptr);
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t* config) {
+  ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRankConfig, comm, nranks, commId, rank, config));
+  return afterInit(r, r == ncclSuccess ? *comm : nullptr, config);
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitAll, comm, ndev, devlist));
+  if (r != ncclSuccess || !gn::blockingComm(nullptr)) return r;
+  std::vector<std::shared_ptr<gn::CommState>> states;
+  for (int i = 0; i < ndev; ++i)
+    if (comm[i] != nullptr) states.push_back(gn::newState(comm[i]));
+  if (gn::inGroup()) {
+    for (auto& s : states) gn::deferStart(std::move(s));
+  } else {
+    gn::startAndAdd(std::move(states));
+  }
+  return r;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommSplit, comm, color, key, newcomm, config));
+  // A rank with NCCL_SPLIT_NOCOLOR gets no communicator; the others start theirs together.
+  return afterInit(r, r == ncclSuccess ? *newcomm : nullptr, config);
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  std::shared_ptr<gn::CommState> state = gn::removeComm(comm);
+  endGpupeer(state, false);
+  state.reset();
+  return gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommDestroy, comm));
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  std::shared_ptr<gn::CommState> state = gn::removeComm(comm);
+  endGpupeer(state, true);
+  state.reset();
+  return gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommAbort, comm));
+}
+
+// NCCL's error first; where NCCL has none, what gpupeer's kernels reported (a peer that did
+// not arrive within the bound, a mismatched call), read without waiting for any stream.
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommGetAsyncError, comm, asyncError));
+  if (r != ncclSuccess || asyncError == nullptr || *asyncError != ncclSuccess) return r;
+  std::shared_ptr<gn::CommState> state = gn::findComm(comm);
+  if (state == nullptr || state->gpupeer == nullptr) return r;
+  gpupeer::Status s = state->gpupeer->pollError();
+  if (!s.isOk()) *asyncError = gn::failedCall(s);
+  return r;
+}
+
+const char* ncclGetLastError(ncclComm_t comm) {
+  if (const char* ours = gn::lastGpupeerError()) return ours;
+  const gn::RealNccl& real = gn::realNccl();
+  return real.ncclGetLastError != nullptr ? real.ncclGetLastError(comm) : "";
+}
+
+// Windows are registered by every rank together (NCCL's contract), as gpupeer's buffers must
+// be: gpupeer registers the window's buffer too, and its zero-copy kernels may then read it.
+// Buffers CUDA IPC cannot export (ncclMemAlloc's virtual memory) stay NCCL's alone.
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+  ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommWindowRegister, comm, buff, size, win, winFlags));
+  std::shared_ptr<gn::CommState> state = gn::findComm(comm);
+  if (r != ncclSuccess || state == nullptr || state->gpupeer == nullptr || gn::inGroup()) return r;
+  gpupeer::Status s = state->gpupeer->registerBuffer(buff, size);
+  if (!s.isOk()) {
+    gn::logInfo("comm {}: window of {} bytes at {} is NCCL's alone: {}", fmt::ptr(comm), size, buff, s.toString());
+    return r;
+  }
+  std::lock_guard guard(windowLock);
+  windowBuffers[*win] = buff;
+  return r;
+}
+
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  void* buffer = nullptr;
+  {
+    std::lock_guard guard(windowLock);
+    if (auto it = windowBuffers.find(win); it != windowBuffers.end()) {
+      buffer = it->second;
+      windowBuffers.erase(it);
+    }
+  }
+  std::shared_ptr<gn::CommState> state = gn::findComm(comm);
+  if (buffer != nullptr && state != nullptr && state->gpupeer != nullptr) {
+    gpupeer::Status s = state->gpupeer->deregisterBuffer(buffer);
+    if (!s.isOk()) gn::failedCall(s);
+  }
+  return gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommWindowDeregister, comm, win));
+}
+
+}  // extern "C"

@@ -1,0 +1,161 @@
+#include "nccl_api/gpupeer_call.hpp"
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "nccl_api/debug_log.hpp"
+#include "nccl_api/route_table.hpp"
+
+namespace gpupeer::nccl_api {
+namespace {
+
+thread_local std::string lastError;
+thread_local bool lastFailureWasGpupeer = false;
+
+// NCCL's unsigned types travel as the signed type of their size: copies move bytes, and sums
+// and products wrap the same way in two's complement. Their min and max differ: NCCL's.
+std::optional<DataType> gpupeerType(ncclDataType_t type, bool ordered) {
+  switch (type) {
+    case ncclInt8:
+      return DataType::kInt8;
+    case ncclUint8:
+      return DataType::kUInt8;
+    case ncclInt32:
+      return DataType::kInt32;
+    case ncclUint32:
+      return ordered ? std::nullopt : std::optional(DataType::kInt32);
+    case ncclInt64:
+      return DataType::kInt64;
+    case ncclUint64:
+      return ordered ? std::nullopt : std::optional(DataType::kInt64);
+    case ncclFloat16:
+      return DataType::kFloat16;
+    case ncclFloat32:
+      return DataType::kFloat32;
+    case ncclFloat64:
+      return DataType::kFloat64;
+    case ncclBfloat16:
+      return DataType::kBFloat16;
+    case ncclFloat8e4m3:
+      return DataType::kFloat8E4M3;
+    case ncclFloat8e5m2:
+      return DataType::kFloat8E5M2;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<RedOp> gpupeerOp(ncclRedOp_t op) {
+  switch (op) {
+    case ncclSum:
+      return RedOp::kSum;
+    case ncclProd:
+      return RedOp::kProd;
+    case ncclMax:
+      return RedOp::kMax;
+    case ncclMin:
+      return RedOp::kMin;
+    case ncclAvg:
+      return RedOp::kAvg;
+    default:
+      return std::nullopt;  // ncclRedOpCreatePreMulSum's
+  }
+}
+
+bool hasReduction(CollOp op) {
+  return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
+}
+
+// At INFO, each (operation, where, why) once per process; at TRACE, every call.
+void noteRoute(CollOp op, std::size_t bytes, int ranks, const char* where, const char* why) {
+  if (logLevel() >= LogLevel::kTrace) {
+    logTrace("{} of {} bytes on {} ranks to {}: {}", collOpName(op), bytes, ranks, where, why);
+    return;
+  }
+  if (logLevel() < LogLevel::kInfo) return;
+  static std::mutex lock;
+  static std::set<std::tuple<CollOp, std::string, std::string>> seen;
+  std::lock_guard guard(lock);
+  if (seen.emplace(op, where, why).second)
+    logInfo("{} to {}: {} (first such call: {} bytes on {} ranks; GPUPEER_NCCL_DEBUG=TRACE shows every call)",
+            collOpName(op), where, why, bytes, ranks);
+}
+
+}  // namespace
+
+std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* send, void* recv, std::size_t count,
+                                     ncclDataType_t ncclType, ncclRedOp_t ncclOp, int root, cudaStream_t stream,
+                                     bool receive) {
+  std::shared_ptr<CommState> state = findComm(comm);
+  // Empty calls (nccl-tests makes them at sizes below the rank count) are NCCL's no-ops.
+  if (state == nullptr || state->gpupeer == nullptr || count == 0) return std::nullopt;
+  const bool reduces = hasReduction(op);
+  const bool ordered = reduces && (ncclOp == ncclMax || ncclOp == ncclMin);
+  std::optional<DataType> type = gpupeerType(ncclType, ordered);
+  std::optional<RedOp> redop = reduces ? gpupeerOp(ncclOp) : std::optional(RedOp::kSum);
+  const std::size_t bytes = type ? collectiveBytes(op, count, *type, state->ranks) : 0;
+  if (!type || !redop || (reduces && !checkRedOpForType(*redop, *type).isOk())) {
+    noteRoute(op, bytes, state->ranks, "NCCL", "a type or reduction operator gpupeer does not have");
+    return std::nullopt;
+  }
+  const RouteMode mode = routeMode();
+  if (mode == RouteMode::kTable && !measuredFaster(op, bytes, state->ranks)) {
+    noteRoute(op, bytes, state->ranks, "NCCL", "NCCL measured faster at this size and rank count");
+    return std::nullopt;
+  }
+  noteRoute(op, bytes, state->ranks, "gpupeer",
+            mode == RouteMode::kTable ? "gpupeer measured faster at this size and rank count"
+                                      : "GPUPEER_NCCL_ROUTE=gpupeer");
+  return GpupeerCall{std::move(state), op, receive, send, recv, count, *type, *redop, root, stream};
+}
+
+Status runCall(const GpupeerCall& c) {
+  RankCommunicator& g = *c.state->gpupeer;
+  switch (c.op) {
+    case CollOp::kAllReduce:
+      return g.allReduce(c.send, c.recv, c.count, c.type, c.redop, c.stream);
+    case CollOp::kAllGather:
+      return g.allGather(c.send, c.recv, c.count, c.type, c.stream);
+    case CollOp::kReduceScatter:
+      return g.reduceScatter(c.send, c.recv, c.count, c.type, c.redop, c.stream);
+    case CollOp::kBroadcast:
+      return g.broadcast(c.send, c.recv, c.count, c.type, c.root, c.stream);
+    case CollOp::kReduce:
+      return g.reduce(c.send, c.recv, c.count, c.type, c.redop, c.root, c.stream);
+    case CollOp::kAllToAll:
+      return g.allToAll(c.send, c.recv, c.count, c.type, c.stream);
+    case CollOp::kSendRecv:
+      return c.receive ? g.recv(c.recv, c.count, c.type, c.root, c.stream)
+                       : g.send(c.send, c.count, c.type, c.root, c.stream);
+  }
+  return GPUPEER_ERROR(ErrorCode::kInternal, "an operation gpupeer does not know");
+}
+
+ncclResult_t failedCall(const Status& status) {
+  lastError = "gpupeer: " + status.toString();
+  lastFailureWasGpupeer = true;
+  logWarn("{}", lastError);
+  switch (status.code()) {
+    case ErrorCode::kInvalidArgument:
+      return ncclInvalidArgument;
+    case ErrorCode::kTimeout:
+      return ncclRemoteError;
+    case ErrorCode::kCuda:
+      return ncclUnhandledCudaError;
+    case ErrorCode::kSystem:
+      return ncclSystemError;
+    default:
+      return ncclInternalError;
+  }
+}
+
+const char* lastGpupeerError() { return lastFailureWasGpupeer ? lastError.c_str() : nullptr; }
+
+ncclResult_t fromNccl(ncclResult_t result) {
+  if (result != ncclSuccess && result != ncclInProgress) lastFailureWasGpupeer = false;
+  return result;
+}
+
+}  // namespace gpupeer::nccl_api

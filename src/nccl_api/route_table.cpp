@@ -1,0 +1,56 @@
+#include "nccl_api/route_table.hpp"
+
+#include <strings.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace gpupeer::nccl_api {
+const std::vector<MeasuredCurve>& keptMeasurements() {
+  static const std::vector<MeasuredCurve> table = {
+#include "nccl_api/route_table_data.inc"
+  };
+  return table;
+}
+
+RouteMode routeMode() {
+  static const RouteMode mode = [] {
+    const char* text = std::getenv("GPUPEER_NCCL_ROUTE");
+    if (text != nullptr && strcasecmp(text, "gpupeer") == 0) return RouteMode::kGpupeer;
+    if (text != nullptr && strcasecmp(text, "nccl") == 0) return RouteMode::kNccl;
+    return RouteMode::kTable;
+  }();
+  return mode;
+}
+
+const char* routeModeName(RouteMode mode) {
+  switch (mode) {
+    case RouteMode::kGpupeer:
+      return "gpupeer";
+    case RouteMode::kNccl:
+      return "nccl";
+    case RouteMode::kTable:
+      break;
+  }
+  return "table";
+}
+
+bool measuredFasterIn(const std::vector<MeasuredCurve>& curves, CollOp op, std::size_t bytes, int ranks) {
+  for (const MeasuredCurve& curve : curves) {
+    if (curve.op != op || curve.ranks != ranks || curve.points.empty()) continue;
+    const std::vector<MeasuredPoint>& p = curve.points;
+    if (bytes <= p.front().bytes) return p.front().gpupeerFaster;
+    for (std::size_t i = 1; i < p.size(); ++i) {
+      if (bytes == p[i].bytes) return p[i].gpupeerFaster;
+      if (bytes < p[i].bytes) return p[i - 1].gpupeerFaster && p[i].gpupeerFaster;
+    }
+    return false;  // larger than anything measured
+  }
+  return false;
+}
+
+bool measuredFaster(CollOp op, std::size_t bytes, int ranks) {
+  return measuredFasterIn(keptMeasurements(), op, bytes, ranks);
+}
+
+}  // namespace gpupeer::nccl_api

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The NCCL program (nccl_program.cpp) on 2 to 4 GPUs, one process per GPU: NCCL alone, then with
+# libgpupeer_nccl.so preloaded routing by its table, then routing every call gpupeer can run to
+# gpupeer. Every run must check every element right. Skips (77) where fewer than 2 GPUs are
+# visible: NCCL refuses two ranks on one GPU.
+# Usage: run_nccl_program.sh PROGRAM LIBRARY [MAX_BYTES]
+set -uo pipefail
+program=$1 library=$2 max=${3:-${GPUPEER_NCCL_TEST_MAX_BYTES:-268435456}}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ "${gpus:-0}" -lt 2 ]; then
+  echo "skipped: ${gpus:-0} GPU(s) visible; NCCL needs a GPU per rank"
+  exit 77
+fi
+export NCCL_NVLS_ENABLE=0
+failed=0
+for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
+  for mode in nccl table gpupeer; do
+    echo "== $ranks ranks, $mode"
+    if [ "$mode" = nccl ]; then
+      "$program" --ranks "$ranks" --max-bytes "$max" || failed=1
+    else
+      LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=$mode GPUPEER_NCCL_DEBUG=INFO \
+        "$program" --ranks "$ranks" --max-bytes "$max" || failed=1
+    fi
+  done
+done
+exit $failed
