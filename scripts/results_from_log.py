@@ -108,11 +108,14 @@ def nccl_tests_record(command, line):
     if "libgpupeer_nccl.so" in command:
         r = re.search(r"GPUPEER_NCCL_ROUTE=(\w+)", command)
         route = r.group(1) if r else "table"
-    wrong = [int(w) if w.isdigit() else None for w in (m.group(5), m.group(8))]
+    if int(m.group(1)) == 0:  # sizes below the rank count: nothing moved
+        return None
+    # nccl-tests does not check some in-place runs ("N/A"): the out-of-place count then stands alone.
+    wrong = [int(w) for w in (m.group(5), m.group(8)) if w.isdigit()]
     return {"command": command, "metric": f"nccl-tests {binary.group(1)} eager time", "op": binary.group(1),
             "mode": "eager", "bytes": int(m.group(1)), "ranks": ranks, "route": route,
             "value": float(m.group(3)), "in_place_value": float(m.group(6)), "unit": "us",
-            "busbw": float(m.group(4)), "wrong": None if None in wrong else sum(wrong),
+            "busbw": float(m.group(4)), "wrong": sum(wrong) if wrong else None,
             "baseline": None, "baseline_value": None}
 
 

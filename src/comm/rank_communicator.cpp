@@ -288,13 +288,19 @@ Status RankCommunicator::pollError() const {
   DeviceGuard guard;
   GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
   // A stream of its own that waits for no other: the caller's streams may hold kernels that
-  // wait for a dead peer, and this must answer while they do.
+  // wait for a dead peer, and this must answer while they do. Relaxed capture mode: a watchdog
+  // thread polls while other threads (or this one) capture graphs, and these calls, on a
+  // stream no capture uses, must neither fail nor spoil those captures.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  GPUPEER_CUDA_CHECK(c.device, cudaThreadExchangeStreamCaptureMode(&mode));
   cudaStream_t stream = nullptr;
-  GPUPEER_CUDA_CHECK(c.device, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaError_t copied = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   std::uint32_t words[6] = {};
-  cudaError_t copied = cudaMemcpyAsync(words, c.errorWord(), sizeof words, cudaMemcpyDeviceToHost, stream);
+  if (copied == cudaSuccess)
+    copied = cudaMemcpyAsync(words, c.errorWord(), sizeof words, cudaMemcpyDeviceToHost, stream);
   if (copied == cudaSuccess) copied = cudaStreamSynchronize(stream);
-  cudaStreamDestroy(stream);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  cudaThreadExchangeStreamCaptureMode(&mode);
   GPUPEER_CUDA_CHECK(c.device, copied);
   if (words[0] == 0) return usable(c);
   return errorFromWord(c, words[0], words + 2);

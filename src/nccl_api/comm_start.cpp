@@ -121,7 +121,8 @@ void startGpupeer(CommState& s) {
     for (int r = 0; r < state->ranks; ++r) {
       if (!parts.value()[r]) {
         *sawFailure = true;
-        return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("rank {} could not start its gpupeer communicator", r));
+        return GPUPEER_ERROR(ErrorCode::kUnsupported,
+                             fmt::format("rank {} could not start its gpupeer communicator", r));
       }
       std::string part = *parts.value()[r];
       part.resize(each, '\0');
@@ -132,7 +133,8 @@ void startGpupeer(CommState& s) {
   RankCommOptions options;
   options.device = s.device;
   options.timeoutMs = waitBoundMs();
-  Result<std::unique_ptr<RankCommunicator>> made = RankCommunicator::initWithAllGather(s.ranks, s.rank, exchange, options);
+  Result<std::unique_ptr<RankCommunicator>> made =
+      RankCommunicator::initWithAllGather(s.ranks, s.rank, exchange, options);
   if (!made.isOk()) {
     s.why = made.status().toString();
     if (!*sawFailure) everyRankStarted(s, false, s.why);
@@ -154,6 +156,7 @@ void startGpupeer(CommState& s) {
 }
 
 void startAndAdd(std::vector<std::shared_ptr<CommState>> states) {
+  for (const std::shared_ptr<CommState>& s : states) s->sharesProcess = states.size() > 1;
   if (states.size() == 1) {
     startGpupeer(*states[0]);
   } else {

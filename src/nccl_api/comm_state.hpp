@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -24,6 +26,14 @@ struct CommState {
   std::string why;
   /// The exchanges (start-up, registration) run as NCCL all-gathers on this stream.
   cudaStream_t exchangeStream = nullptr;
+  /// Started together with other ranks of this process (ncclCommInitAll, several
+  /// ncclCommInitRank in one group): one thread then drives several GPUs, a shape measured
+  /// slower on gpupeer than on NCCL, so the route table leaves its calls to NCCL.
+  bool sharesProcess = false;
+  /// ncclCommGetAsyncError's reading of gpupeer's errors: when it last read, and what (kept
+  /// once failed: the kernels' error word stays set).
+  std::atomic<std::int64_t> lastPollNs{0};
+  std::atomic<int> gpupeerError{0};
   ~CommState();
 };
 

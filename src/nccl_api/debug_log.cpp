@@ -1,12 +1,12 @@
 #include "nccl_api/debug_log.hpp"
 
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 
 namespace gpupeer::nccl_api {
 
@@ -30,8 +30,8 @@ void writeLogLine(const char* level, const std::string& text) {
     return std::string(name);
   }();
   // One write per line, so lines of several threads and processes do not interleave.
-  std::string line = fmt::format("{}:{}:{} gpupeer-nccl {} {}\n", host, getpid(), static_cast<long>(syscall(SYS_gettid)),
-                                 level, text);
+  std::string line =
+      fmt::format("{}:{}:{} gpupeer-nccl {} {}\n", host, getpid(), static_cast<long>(syscall(SYS_gettid)), level, text);
   (void)!write(STDERR_FILENO, line.data(), line.size());
 }
 

@@ -3,8 +3,8 @@
 
 #include <nccl.h>
 
-#include "nccl_api/group_calls.hpp"
 #include "nccl_api/gpupeer_call.hpp"
+#include "nccl_api/group_calls.hpp"
 #include "nccl_api/real_nccl.hpp"
 
 namespace gn = gpupeer::nccl_api;
@@ -28,6 +28,7 @@ extern "C" {
 
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclAllReduce, sendbuff, recvbuff, count, datatype, op, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclAllReduce, sendbuff, recvbuff, count, datatype, op, comm, stream));
@@ -35,6 +36,7 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
 
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclAllGather, sendbuff, recvbuff, sendcount, datatype, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclAllGather, sendbuff, recvbuff, sendcount, datatype, comm, stream));
@@ -42,6 +44,7 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, comm, stream));
@@ -49,6 +52,7 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
 
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclBroadcast, sendbuff, recvbuff, count, datatype, root, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclBroadcast, sendbuff, recvbuff, count, datatype, root, comm, stream));
@@ -56,6 +60,7 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, n
 
 ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                        cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclBcast, buff, count, datatype, root, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kBroadcast, buff, buff, count, datatype, ncclSum, root, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclBcast, buff, count, datatype, root, comm, stream));
@@ -63,6 +68,7 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int ro
 
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclReduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kReduce, sendbuff, recvbuff, count, datatype, op, root, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclReduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream));
@@ -70,6 +76,7 @@ ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, nccl
 
 ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                           cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclAlltoAll, sendbuff, recvbuff, count, datatype, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kAllToAll, sendbuff, recvbuff, count, datatype, ncclSum, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclAlltoAll, sendbuff, recvbuff, count, datatype, comm, stream));
@@ -77,6 +84,7 @@ ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, nc
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclSend, sendbuff, count, datatype, peer, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kSendRecv, sendbuff, nullptr, count, datatype, ncclSum, peer, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclSend, sendbuff, count, datatype, peer, comm, stream));
@@ -84,14 +92,24 @@ ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatyp
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclRecv, recvbuff, count, datatype, peer, comm, stream);
   if (auto c = gn::routeCall(comm, CollOp::kSendRecv, nullptr, recvbuff, count, datatype, ncclSum, peer, stream,
                              /*receive=*/true))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclRecv, recvbuff, count, datatype, peer, comm, stream));
 }
 
-ncclResult_t ncclGroupStart() { return gn::groupStart(); }
-ncclResult_t ncclGroupEnd() { return gn::groupEnd(); }
-ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) { return gn::groupSimulateEnd(simInfo); }
+ncclResult_t ncclGroupStart() {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclGroupStart);
+  return gn::groupStart();
+}
+ncclResult_t ncclGroupEnd() {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclGroupEnd);
+  return gn::groupEnd();
+}
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclGroupSimulateEnd, simInfo);
+  return gn::groupSimulateEnd(simInfo);
+}
 
 }  // extern "C"

@@ -3,13 +3,14 @@
 
 #include <nccl.h>
 
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
 #include "nccl_api/comm_start.hpp"
 #include "nccl_api/debug_log.hpp"
-#include "nccl_api/group_calls.hpp"
 #include "nccl_api/gpupeer_call.hpp"
+#include "nccl_api/group_calls.hpp"
 #include "nccl_api/real_nccl.hpp"
 
 namespace gn = gpupeer::nccl_api;
@@ -53,17 +54,19 @@ std::unordered_map<ncclWindow_t, void*> windowBuffers;  // windows gpupeer regis
 extern "C" {
 
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitRank, comm, nranks, commId, rank);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRank, comm, nranks, commId, rank));
   return afterInit(r, r == ncclSuccess ? *comm : nullptr, nullptr);
 }
 
-ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                    ncclConfig_t* config) {
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitRankConfig, comm, nranks, commId, rank, config);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRankConfig, comm, nranks, commId, rank, config));
   return afterInit(r, r == ncclSuccess ? *comm : nullptr, config);
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitAll, comm, ndev, devlist);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitAll, comm, ndev, devlist));
   if (r != ncclSuccess || !gn::blockingComm(nullptr)) return r;
   std::vector<std::shared_ptr<gn::CommState>> states;
@@ -78,12 +81,14 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
 }
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommSplit, comm, color, key, newcomm, config);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommSplit, comm, color, key, newcomm, config));
   // A rank with NCCL_SPLIT_NOCOLOR gets no communicator; the others start theirs together.
   return afterInit(r, r == ncclSuccess ? *newcomm : nullptr, config);
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommDestroy, comm);
   std::shared_ptr<gn::CommState> state = gn::removeComm(comm);
   endGpupeer(state, false);
   state.reset();
@@ -91,6 +96,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommAbort, comm);
   std::shared_ptr<gn::CommState> state = gn::removeComm(comm);
   endGpupeer(state, true);
   state.reset();
@@ -100,18 +106,28 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 // NCCL's error first; where NCCL has none, what gpupeer's kernels reported (a peer that did
 // not arrive within the bound, a mismatched call), read without waiting for any stream.
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommGetAsyncError, comm, asyncError);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommGetAsyncError, comm, asyncError));
   if (r != ncclSuccess || asyncError == nullptr || *asyncError != ncclSuccess) return r;
   std::shared_ptr<gn::CommState> state = gn::findComm(comm);
   if (state == nullptr || state->gpupeer == nullptr) return r;
-  gpupeer::Status s = state->gpupeer->pollError();
-  if (!s.isOk()) *asyncError = gn::failedCall(s);
+  // Watchdogs poll this for every operation in flight; the kernels' word is read at most every
+  // 50 ms per communicator (each reading is a copy and a wait on a stream of its own).
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (state->gpupeerError.load() == 0 && now - state->lastPollNs.load() >= 50'000'000) {
+    state->lastPollNs.store(now);
+    gpupeer::Status s = state->gpupeer->pollError();
+    if (!s.isOk()) state->gpupeerError.store(gn::failedCall(s));
+  }
+  if (int e = state->gpupeerError.load(); e != 0) *asyncError = static_cast<ncclResult_t>(e);
   return r;
 }
 
 const char* ncclGetLastError(ncclComm_t comm) {
-  if (const char* ours = gn::lastGpupeerError()) return ours;
   const gn::RealNccl& real = gn::realNccl();
+  if (const char* ours = gn::lastGpupeerError(); ours != nullptr && !gn::fromRealNccl(__builtin_return_address(0)))
+    return ours;
   return real.ncclGetLastError != nullptr ? real.ncclGetLastError(comm) : "";
 }
 
@@ -119,6 +135,7 @@ const char* ncclGetLastError(ncclComm_t comm) {
 // be: gpupeer registers the window's buffer too, and its zero-copy kernels may then read it.
 // Buffers CUDA IPC cannot export (ncclMemAlloc's virtual memory) stay NCCL's alone.
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommWindowRegister, comm, buff, size, win, winFlags);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommWindowRegister, comm, buff, size, win, winFlags));
   std::shared_ptr<gn::CommState> state = gn::findComm(comm);
   if (r != ncclSuccess || state == nullptr || state->gpupeer == nullptr || gn::inGroup()) return r;
@@ -133,6 +150,7 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
 }
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  GPUPEER_NCCL_INTERNAL_CALL(ncclCommWindowDeregister, comm, win);
   void* buffer = nullptr;
   {
     std::lock_guard guard(windowLock);

@@ -33,11 +33,11 @@ void missing<void>(const char* name) {
 
 extern "C" {
 
-#define NCCL_API_FN(ret, name, params, args)                 \
-  __attribute__((weak)) ret name params {                    \
-    auto real = gpupeer::nccl_api::realNccl().name;          \
-    if (real == nullptr) return missing<ret>(#name);         \
-    return real args;                                        \
+#define NCCL_API_FN(ret, name, params, args)         \
+  __attribute__((weak)) ret name params {            \
+    auto real = gpupeer::nccl_api::realNccl().name;  \
+    if (real == nullptr) return missing<ret>(#name); \
+    return real args;                                \
   }
 #include "nccl_api/nccl_functions.def"
 #undef NCCL_API_FN

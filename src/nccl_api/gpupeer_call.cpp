@@ -18,49 +18,30 @@ thread_local bool lastFailureWasGpupeer = false;
 // and products wrap the same way in two's complement. Their min and max differ: NCCL's.
 std::optional<DataType> gpupeerType(ncclDataType_t type, bool ordered) {
   switch (type) {
-    case ncclInt8:
-      return DataType::kInt8;
-    case ncclUint8:
-      return DataType::kUInt8;
-    case ncclInt32:
-      return DataType::kInt32;
-    case ncclUint32:
-      return ordered ? std::nullopt : std::optional(DataType::kInt32);
-    case ncclInt64:
-      return DataType::kInt64;
-    case ncclUint64:
-      return ordered ? std::nullopt : std::optional(DataType::kInt64);
-    case ncclFloat16:
-      return DataType::kFloat16;
-    case ncclFloat32:
-      return DataType::kFloat32;
-    case ncclFloat64:
-      return DataType::kFloat64;
-    case ncclBfloat16:
-      return DataType::kBFloat16;
-    case ncclFloat8e4m3:
-      return DataType::kFloat8E4M3;
-    case ncclFloat8e5m2:
-      return DataType::kFloat8E5M2;
-    default:
-      return std::nullopt;
+    case ncclInt8: return DataType::kInt8;
+    case ncclUint8: return DataType::kUInt8;
+    case ncclInt32: return DataType::kInt32;
+    case ncclUint32: return ordered ? std::nullopt : std::optional(DataType::kInt32);
+    case ncclInt64: return DataType::kInt64;
+    case ncclUint64: return ordered ? std::nullopt : std::optional(DataType::kInt64);
+    case ncclFloat16: return DataType::kFloat16;
+    case ncclFloat32: return DataType::kFloat32;
+    case ncclFloat64: return DataType::kFloat64;
+    case ncclBfloat16: return DataType::kBFloat16;
+    case ncclFloat8e4m3: return DataType::kFloat8E4M3;
+    case ncclFloat8e5m2: return DataType::kFloat8E5M2;
+    default: return std::nullopt;
   }
 }
 
 std::optional<RedOp> gpupeerOp(ncclRedOp_t op) {
   switch (op) {
-    case ncclSum:
-      return RedOp::kSum;
-    case ncclProd:
-      return RedOp::kProd;
-    case ncclMax:
-      return RedOp::kMax;
-    case ncclMin:
-      return RedOp::kMin;
-    case ncclAvg:
-      return RedOp::kAvg;
-    default:
-      return std::nullopt;  // ncclRedOpCreatePreMulSum's
+    case ncclSum: return RedOp::kSum;
+    case ncclProd: return RedOp::kProd;
+    case ncclMax: return RedOp::kMax;
+    case ncclMin: return RedOp::kMin;
+    case ncclAvg: return RedOp::kAvg;
+    default: return std::nullopt;  // ncclRedOpCreatePreMulSum's
   }
 }
 
@@ -101,31 +82,30 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
     return std::nullopt;
   }
   const RouteMode mode = routeMode();
+  if (mode == RouteMode::kTable && state->sharesProcess) {
+    noteRoute(op, bytes, state->ranks, "NCCL",
+              "one process drives several GPUs of this communicator: NCCL measured faster");
+    return std::nullopt;
+  }
   if (mode == RouteMode::kTable && !measuredFaster(op, bytes, state->ranks)) {
     noteRoute(op, bytes, state->ranks, "NCCL", "NCCL measured faster at this size and rank count");
     return std::nullopt;
   }
-  noteRoute(op, bytes, state->ranks, "gpupeer",
-            mode == RouteMode::kTable ? "gpupeer measured faster at this size and rank count"
-                                      : "GPUPEER_NCCL_ROUTE=gpupeer");
+  noteRoute(
+      op, bytes, state->ranks, "gpupeer",
+      mode == RouteMode::kTable ? "gpupeer measured faster at this size and rank count" : "GPUPEER_NCCL_ROUTE=gpupeer");
   return GpupeerCall{std::move(state), op, receive, send, recv, count, *type, *redop, root, stream};
 }
 
 Status runCall(const GpupeerCall& c) {
   RankCommunicator& g = *c.state->gpupeer;
   switch (c.op) {
-    case CollOp::kAllReduce:
-      return g.allReduce(c.send, c.recv, c.count, c.type, c.redop, c.stream);
-    case CollOp::kAllGather:
-      return g.allGather(c.send, c.recv, c.count, c.type, c.stream);
-    case CollOp::kReduceScatter:
-      return g.reduceScatter(c.send, c.recv, c.count, c.type, c.redop, c.stream);
-    case CollOp::kBroadcast:
-      return g.broadcast(c.send, c.recv, c.count, c.type, c.root, c.stream);
-    case CollOp::kReduce:
-      return g.reduce(c.send, c.recv, c.count, c.type, c.redop, c.root, c.stream);
-    case CollOp::kAllToAll:
-      return g.allToAll(c.send, c.recv, c.count, c.type, c.stream);
+    case CollOp::kAllReduce: return g.allReduce(c.send, c.recv, c.count, c.type, c.redop, c.stream);
+    case CollOp::kAllGather: return g.allGather(c.send, c.recv, c.count, c.type, c.stream);
+    case CollOp::kReduceScatter: return g.reduceScatter(c.send, c.recv, c.count, c.type, c.redop, c.stream);
+    case CollOp::kBroadcast: return g.broadcast(c.send, c.recv, c.count, c.type, c.root, c.stream);
+    case CollOp::kReduce: return g.reduce(c.send, c.recv, c.count, c.type, c.redop, c.root, c.stream);
+    case CollOp::kAllToAll: return g.allToAll(c.send, c.recv, c.count, c.type, c.stream);
     case CollOp::kSendRecv:
       return c.receive ? g.recv(c.recv, c.count, c.type, c.root, c.stream)
                        : g.send(c.send, c.count, c.type, c.root, c.stream);
@@ -138,16 +118,11 @@ ncclResult_t failedCall(const Status& status) {
   lastFailureWasGpupeer = true;
   logWarn("{}", lastError);
   switch (status.code()) {
-    case ErrorCode::kInvalidArgument:
-      return ncclInvalidArgument;
-    case ErrorCode::kTimeout:
-      return ncclRemoteError;
-    case ErrorCode::kCuda:
-      return ncclUnhandledCudaError;
-    case ErrorCode::kSystem:
-      return ncclSystemError;
-    default:
-      return ncclInternalError;
+    case ErrorCode::kInvalidArgument: return ncclInvalidArgument;
+    case ErrorCode::kTimeout: return ncclRemoteError;
+    case ErrorCode::kCuda: return ncclUnhandledCudaError;
+    case ErrorCode::kSystem: return ncclSystemError;
+    default: return ncclInternalError;
   }
 }
 

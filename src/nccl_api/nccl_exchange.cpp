@@ -33,7 +33,8 @@ Status allGatherInPlace(CommState& s, void* device, std::size_t each) {
   char* base = static_cast<char*>(device);
   ncclResult_t r = real.ncclAllGather(base + s.rank * each, base, each, ncclUint8, s.real, s.exchangeStream);
   if (r != ncclSuccess)
-    return GPUPEER_ERROR(ErrorCode::kNccl, fmt::format("start-up exchange: ncclAllGather: {}", real.ncclGetErrorString(r)));
+    return GPUPEER_ERROR(ErrorCode::kNccl,
+                         fmt::format("start-up exchange: ncclAllGather: {}", real.ncclGetErrorString(r)));
   return cudaStep(cudaStreamSynchronize(s.exchangeStream), "waiting for the all-gather");
 }
 

@@ -8,7 +8,9 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <link.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -86,8 +88,8 @@ void* findReal(RealNccl& real) {
       start = end + 1;
     }
   }
-  for (const char* f : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/local/cuda/lib64",
-                        "/usr/local/lib"})
+  for (const char* f : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+                        "/usr/local/cuda/lib64", "/usr/local/lib"})
     folders.emplace_back(f);
   for (const std::string& folder : folders) {
     const std::string file = folder + "/libnccl.so.2";
@@ -103,7 +105,52 @@ void* findReal(RealNccl& real) {
   return nullptr;
 }
 
+// The real NCCL's loaded segments, for fromRealNccl.
+struct Segment {
+  std::uintptr_t begin, end;
+};
+std::vector<Segment>& realSegments() {
+  static std::vector<Segment> segments;
+  return segments;
+}
+
+void findSegments(void* symbol) {
+  Dl_info info{};
+  if (symbol == nullptr || dladdr(symbol, &info) == 0) return;
+  struct Search {
+    std::uintptr_t base;
+    std::vector<Segment>* out;
+  } search{reinterpret_cast<std::uintptr_t>(info.dli_fbase), &realSegments()};
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, std::size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        bool mine = false;
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& p = object->dlpi_phdr[i];
+          if (p.p_type != PT_LOAD) continue;
+          const std::uintptr_t begin = object->dlpi_addr + p.p_vaddr;
+          if (begin <= s->base && s->base < begin + p.p_memsz) mine = true;
+        }
+        if (!mine) return 0;
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& p = object->dlpi_phdr[i];
+          if (p.p_type == PT_LOAD)
+            s->out->push_back({object->dlpi_addr + p.p_vaddr, object->dlpi_addr + p.p_vaddr + p.p_memsz});
+        }
+        return 1;
+      },
+      &search);
+}
+
 }  // namespace
+
+bool fromRealNccl(const void* returnAddress) {
+  realNccl();  // the segments are found with the library
+  const auto at = reinterpret_cast<std::uintptr_t>(returnAddress);
+  for (const Segment& s : realSegments())
+    if (s.begin <= at && at < s.end) return true;
+  return false;
+}
 
 const RealNccl& realNccl() {
   static RealNccl real;
@@ -114,8 +161,7 @@ const RealNccl& realNccl() {
       logWarn("{}", real.problem);
       return;
     }
-#define NCCL_API_FN(ret, name, params, args) \
-  real.name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));
+#define NCCL_API_FN(ret, name, params, args) real.name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));
 #include "nccl_api/nccl_functions.def"
 #undef NCCL_API_FN
     if (real.ncclGetVersion == nullptr) {
@@ -123,6 +169,7 @@ const RealNccl& realNccl() {
       logWarn("{}", real.problem);
       return;
     }
+    findSegments(reinterpret_cast<void*>(real.ncclGetVersion));
     int version = 0;
     real.ncclGetVersion(&version);
     logInfo("NCCL calls gpupeer does not take go to {} (NCCL {})", real.path, version);

@@ -24,14 +24,28 @@ struct RealNccl {
 /// folders give that is not this library.
 const RealNccl& realNccl();
 
+/// Whether `returnAddress` lies in the real NCCL: NCCL calls some of its own exported functions
+/// (ncclCommGetAsyncError while enqueueing, ncclGroupStart/End inside ncclCommInitAll, sends and
+/// receives inside its all-to-all) and, with this library preloaded, those calls reach it;
+/// they must go back to NCCL untouched.
+bool fromRealNccl(const void* returnAddress);
+
 /// NCCL's answer for a call the real library cannot take (not found, or too old to have the
 /// function): ncclSystemError for results; a warning names the problem once.
 ncclResult_t missingRealFunction(const char* name);
 
 /// Calls the real NCCL's `name` (a function returning ncclResult_t), or answers as
 /// missingRealFunction where there is none.
-#define GPUPEER_REAL_NCCL(name, ...)                                                              \
+#define GPUPEER_REAL_NCCL(name, ...)                                                                   \
   (::gpupeer::nccl_api::realNccl().name != nullptr ? ::gpupeer::nccl_api::realNccl().name(__VA_ARGS__) \
                                                    : ::gpupeer::nccl_api::missingRealFunction(#name))
+
+/// At the top of every function this library handles itself: a call NCCL makes to its own
+/// function goes straight back to it.
+#define GPUPEER_NCCL_INTERNAL_CALL(name, ...)                           \
+  do {                                                                  \
+    if (::gpupeer::nccl_api::fromRealNccl(__builtin_return_address(0))) \
+      return GPUPEER_REAL_NCCL(name __VA_OPT__(, ) __VA_ARGS__);        \
+  } while (0)
 
 }  // namespace gpupeer::nccl_api

@@ -25,12 +25,9 @@ RouteMode routeMode() {
 
 const char* routeModeName(RouteMode mode) {
   switch (mode) {
-    case RouteMode::kGpupeer:
-      return "gpupeer";
-    case RouteMode::kNccl:
-      return "nccl";
-    case RouteMode::kTable:
-      break;
+    case RouteMode::kGpupeer: return "gpupeer";
+    case RouteMode::kNccl: return "nccl";
+    case RouteMode::kTable: break;
   }
   return "table";
 }

@@ -67,14 +67,14 @@ class NcclApiForwarding : public ::testing::Test {
   }
 };
 
-#define NCCL_API_FN(ret, fn, params, args)                                                       \
-  TEST_F(NcclApiForwarding, fn) {                                                              \
-    const std::size_t before = standinCalls().size();                                            \
-    std::vector<std::uint64_t> sent = callWithDistinctArguments(&::fn);                        \
-    const std::vector<StandinCall>& after = standinCalls();                                      \
-    bool reached = false;                                                                        \
-    for (std::size_t i = before; i < after.size() && !reached; ++i)                              \
-      reached = after[i].name == #fn && after[i].arguments == sent;                            \
+#define NCCL_API_FN(ret, fn, params, args)                                                      \
+  TEST_F(NcclApiForwarding, fn) {                                                               \
+    const std::size_t before = standinCalls().size();                                           \
+    std::vector<std::uint64_t> sent = callWithDistinctArguments(&::fn);                         \
+    const std::vector<StandinCall>& after = standinCalls();                                     \
+    bool reached = false;                                                                       \
+    for (std::size_t i = before; i < after.size() && !reached; ++i)                             \
+      reached = after[i].name == #fn && after[i].arguments == sent;                             \
     EXPECT_TRUE(reached) << #fn " did not reach the stand-in NCCL with the caller's arguments"; \
   }
 #include "nccl_api/nccl_functions.def"

@@ -21,8 +21,8 @@ TEST(NcclCommand, EnvPrintsOnlyShellSettings) {
   testing::TempDir scratch;
   CliRun r = runCli(scratch, "nccl --env");
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_EQ(r.out, std::string("export LD_PRELOAD=") + GPUPEER_NCCL_API_PATH + "\nexport VLLM_NCCL_SO_PATH=" +
-                       GPUPEER_NCCL_API_PATH + "\n");
+  EXPECT_EQ(r.out, std::string("export LD_PRELOAD=") + GPUPEER_NCCL_API_PATH +
+                       "\nexport VLLM_NCCL_SO_PATH=" + GPUPEER_NCCL_API_PATH + "\n");
 }
 
 TEST(NcclCommand, AMissingRealNcclFailsAndSaysHowToNameOne) {

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,8 @@ namespace {
 struct Options {
   int ranks = 2;
   std::size_t maxBytes = 256u << 20;
+  std::string only;  ///< one operation's name (opName), to repeat it
+  int repeat = 1;
 };
 
 struct Tally {
@@ -30,23 +33,23 @@ struct Tally {
   long failedCalls = 0;
 };
 
-#define CHECK_NCCL(call)                                                                                     \
-  do {                                                                                                       \
-    ncclResult_t r_ = (call);                                                                                \
-    if (r_ != ncclSuccess) {                                                                                 \
-      std::fprintf(stderr, "rank %d: %s failed: %s (%s)\n", rank, #call, ncclGetErrorString(r_),             \
-                   ncclGetLastError(nullptr));                                                               \
-      ++tally.failedCalls;                                                                                   \
-    }                                                                                                        \
+#define CHECK_NCCL(call)                                                                         \
+  do {                                                                                           \
+    ncclResult_t r_ = (call);                                                                    \
+    if (r_ != ncclSuccess) {                                                                     \
+      std::fprintf(stderr, "rank %d: %s failed: %s (%s)\n", rank, #call, ncclGetErrorString(r_), \
+                   ncclGetLastError(nullptr));                                                   \
+      ++tally.failedCalls;                                                                       \
+    }                                                                                            \
   } while (0)
 
-#define CHECK_CUDA(call)                                                                            \
-  do {                                                                                              \
-    cudaError_t e_ = (call);                                                                        \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, #call, cudaGetErrorString(e_));       \
-      std::exit(2);                                                                                 \
-    }                                                                                               \
+#define CHECK_CUDA(call)                                                                     \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                          \
+    }                                                                                        \
   } while (0)
 
 // Small integers, so every sum is exact in float whatever the order.
@@ -54,8 +57,8 @@ float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * 3 
 
 enum class Op { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
 const char* opName(Op op) {
-  static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-                                "sendrecv"};
+  static const char* names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                "reduce",     "alltoall",   "sendrecv"};
   return names[static_cast<int>(op)];
 }
 
@@ -91,13 +94,19 @@ class Rank {
     std::vector<float> got(out);
     CHECK_CUDA(cudaMemcpy(got.data(), recv, out * sizeof(float), cudaMemcpyDeviceToHost));
     long wrong = 0;
+    std::size_t first = out;
     if (op != Op::kReduce || rank == root)
-      for (std::size_t i = 0; i < out; ++i) wrong += got[i] != expected(op, count, root, i);
+      for (std::size_t i = 0; i < out; ++i)
+        if (got[i] != expected(op, count, root, i)) {
+          ++wrong;
+          first = std::min(first, i);
+        }
     ++tally.checks;
     tally.wrong += wrong;
     if (wrong > 0)
-      std::fprintf(stderr, "rank %d: %s of %zu elements (%s): %ld wrong\n", rank, opName(op), count,
-                   graph ? "graph" : "eager", wrong);
+      std::fprintf(stderr, "rank %d: %s of %zu elements (%s, root %d): %ld wrong, the first at %zu: %g, not %g\n", rank,
+                   opName(op), count, graph ? "graph" : "eager", root, wrong, first, static_cast<double>(got[first]),
+                   static_cast<double>(expected(op, count, root, first)));
     cudaFree(send);
     cudaFree(recv);
   }
@@ -109,8 +118,8 @@ class Rank {
     CHECK_CUDA(cudaMalloc(&s, count * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&r, count * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&g, count * ranks * sizeof(float)));
-    std::vector<float> host(count);
-    for (std::size_t i = 0; i < count; ++i) host[i] = value(rank, i);
+    std::vector<float> host(std::max<std::size_t>(count, 64));
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = value(rank, i);
     CHECK_CUDA(cudaMemcpy(a, host.data(), 64 * sizeof(float), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(s, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
     CHECK_NCCL(ncclGroupStart());
@@ -144,24 +153,14 @@ class Rank {
  private:
   void enqueue(Op op, const float* send, float* recv, std::size_t count, int root) {
     switch (op) {
-      case Op::kAllReduce:
-        CHECK_NCCL(ncclAllReduce(send, recv, count, ncclFloat32, ncclSum, comm_, stream_));
-        break;
-      case Op::kAllGather:
-        CHECK_NCCL(ncclAllGather(send, recv, count, ncclFloat32, comm_, stream_));
-        break;
+      case Op::kAllReduce: CHECK_NCCL(ncclAllReduce(send, recv, count, ncclFloat32, ncclSum, comm_, stream_)); break;
+      case Op::kAllGather: CHECK_NCCL(ncclAllGather(send, recv, count, ncclFloat32, comm_, stream_)); break;
       case Op::kReduceScatter:
         CHECK_NCCL(ncclReduceScatter(send, recv, count, ncclFloat32, ncclSum, comm_, stream_));
         break;
-      case Op::kBroadcast:
-        CHECK_NCCL(ncclBroadcast(send, recv, count, ncclFloat32, root, comm_, stream_));
-        break;
-      case Op::kReduce:
-        CHECK_NCCL(ncclReduce(send, recv, count, ncclFloat32, ncclSum, root, comm_, stream_));
-        break;
-      case Op::kAllToAll:
-        CHECK_NCCL(ncclAlltoAll(send, recv, count, ncclFloat32, comm_, stream_));
-        break;
+      case Op::kBroadcast: CHECK_NCCL(ncclBroadcast(send, recv, count, ncclFloat32, root, comm_, stream_)); break;
+      case Op::kReduce: CHECK_NCCL(ncclReduce(send, recv, count, ncclFloat32, ncclSum, root, comm_, stream_)); break;
+      case Op::kAllToAll: CHECK_NCCL(ncclAlltoAll(send, recv, count, ncclFloat32, comm_, stream_)); break;
       case Op::kSendRecv:
         CHECK_NCCL(ncclGroupStart());
         CHECK_NCCL(ncclSend(send, count, ncclFloat32, (rank + 1) % ranks, comm_, stream_));
@@ -179,18 +178,12 @@ class Rank {
     };
     switch (op) {
       case Op::kAllReduce:
-      case Op::kReduce:
-        return sum(i);
-      case Op::kAllGather:
-        return value(static_cast<int>(i / count), i % count);
-      case Op::kReduceScatter:
-        return sum(rank * count + i);
-      case Op::kBroadcast:
-        return value(root, i);
-      case Op::kAllToAll:
-        return value(static_cast<int>(i / count), rank * count + i % count);
-      case Op::kSendRecv:
-        return value((rank + ranks - 1) % ranks, i);
+      case Op::kReduce: return sum(i);
+      case Op::kAllGather: return value(static_cast<int>(i / count), i % count);
+      case Op::kReduceScatter: return sum(rank * count + i);
+      case Op::kBroadcast: return value(root, i);
+      case Op::kAllToAll: return value(static_cast<int>(i / count), rank * count + i % count);
+      case Op::kSendRecv: return value((rank + ranks - 1) % ranks, i);
     }
     return 0;
   }
@@ -215,15 +208,17 @@ void run(Rank& r, const Options& o, ncclComm_t comm, cudaStream_t stream) {
   const Op ops[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast,
                     Op::kReduce,    Op::kAllToAll,  Op::kSendRecv};
   int call = 0;
-  for (std::size_t bytes : sizes(o.maxBytes))
-    for (Op op : ops)
-      for (bool graph : {false, true}) {
-        // The size counts the buffer every rank ends with; NCCL's count is per rank for some.
-        std::size_t count = bytes / sizeof(float);
-        if (op == Op::kAllGather || op == Op::kReduceScatter || op == Op::kAllToAll) count /= o.ranks;
-        if (count == 0) continue;
-        r.run(op, count, graph, call++ % o.ranks);
-      }
+  for (int round = 0; round < o.repeat; ++round)
+    for (std::size_t bytes : sizes(o.maxBytes))
+      for (Op op : ops)
+        for (bool graph : {false, true}) {
+          if (!o.only.empty() && o.only != opName(op)) continue;
+          // The size counts the buffer every rank ends with; NCCL's count is per rank for some.
+          std::size_t count = bytes / sizeof(float);
+          if (op == Op::kAllGather || op == Op::kReduceScatter || op == Op::kAllToAll) count /= o.ranks;
+          if (count == 0) continue;
+          r.run(op, count, graph, call++ % o.ranks);
+        }
   for (std::size_t count : {16ul, 4096ul, 1ul << 20}) r.mixedGroup(count);
   // A communicator made by splitting: even and odd ranks.
   ncclComm_t half = nullptr;
@@ -258,8 +253,8 @@ int runRank(int rank, const Options& o, const ncclUniqueId& id) {
   Rank r(rank, o.ranks, comm, stream);
   run(r, o, comm, stream);
   r.tally.failedCalls += tally.failedCalls;
-  std::printf("rank %d of %d: %ld checks, %ld wrong, %ld failed calls\n", rank, o.ranks, r.tally.checks,
-              r.tally.wrong, r.tally.failedCalls);
+  std::printf("rank %d of %d: %ld checks, %ld wrong, %ld failed calls\n", rank, o.ranks, r.tally.checks, r.tally.wrong,
+              r.tally.failedCalls);
   return r.tally.wrong == 0 && r.tally.failedCalls == 0 ? 0 : 1;
 }
 
@@ -273,13 +268,17 @@ int main(int argc, char** argv) {
       o.ranks = std::atoi(argv[++i]);
     } else if (a == "--max-bytes" && i + 1 < argc) {
       o.maxBytes = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--only" && i + 1 < argc) {
+      o.only = argv[++i];
+    } else if (a == "--repeat" && i + 1 < argc) {
+      o.repeat = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--ranks N] [--max-bytes BYTES]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--ranks N] [--max-bytes BYTES] [--only OPERATION] [--repeat N]\n", argv[0]);
       return 2;
     }
   }
-  if (o.ranks < 1 || o.ranks > 64 || o.maxBytes < 8) {
-    std::fprintf(stderr, "--ranks from 1 to 64 and --max-bytes of at least 8\n");
+  if (o.ranks < 1 || o.ranks > 64 || o.maxBytes < 8 || o.repeat < 1) {
+    std::fprintf(stderr, "--ranks from 1 to 64, --max-bytes of at least 8 and --repeat of at least 1\n");
     return 2;
   }
   // The id is made in the parent before any CUDA call, then every rank is forked.
@@ -292,8 +291,10 @@ int main(int argc, char** argv) {
   for (int rank = 0; rank < o.ranks; ++rank) {
     pid_t pid = fork();
     if (pid == 0) {
+      const int code = runRank(rank, o, id);
       std::fflush(stdout);
-      _exit(runRank(rank, o, id));
+      std::fflush(stderr);
+      _exit(code);
     }
     children.push_back(pid);
   }

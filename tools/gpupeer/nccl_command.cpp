@@ -22,8 +22,8 @@ fs::path findLibrary(std::string& looked) {
   std::error_code ec;
   const fs::path exe = fs::canonical("/proc/self/exe", ec);
   if (ec) return {};
-  for (const fs::path& dir : {exe.parent_path(), exe.parent_path().parent_path() / "lib",
-                              exe.parent_path().parent_path() / "lib64"}) {
+  for (const fs::path& dir :
+       {exe.parent_path(), exe.parent_path().parent_path() / "lib", exe.parent_path().parent_path() / "lib64"}) {
     const fs::path candidate = dir / "libgpupeer_nccl.so";
     looked += (looked.empty() ? "" : ", ") + candidate.string();
     if (fs::exists(candidate, ec)) return candidate;
