@@ -11,7 +11,7 @@ the parent folder's, and the date and GPUs where machine.txt is missing). What i
 `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
 baseline), `gpupeer bench` (one record per pair: the median), bench/torch_collectives.py's JSON
 lines files (one record per library, type, mode and size against torch.distributed), nccl-tests (one
-record per size; with libgpupeer_nccl.so preloaded, against NCCL alone in the same folder), the micro-benchmarks
+record per size; with libgpupeer_nccl.so preloaded, against NCCL alone in the same run), the micro-benchmarks
 launch_cost and ce_sm_mix, the JSON lines of scripts/explain_speed.sh and
 bench/micro/python_binding_cost.py, and test runs' outcomes (googletest's and ctest's counts of
 tests passed and failed, compute-sanitizer's error counts). Other logs are kept beside the results but not parsed.
@@ -119,16 +119,18 @@ def nccl_tests_record(command, line):
             "baseline": None, "baseline_value": None}
 
 
-def pair_nccl_tests(records):
+def pair_nccl_tests(logged):
     """Each nccl-tests record with the library against NCCL alone at the same operation, rank
-    count and size, measured in the same run folder."""
-    alone = {(r["op"], r["ranks"], r["bytes"]): r["value"] for r in records
+    count and size, from the log of the same run: the log whose name ends in -nccl where this
+    one's ends in its route (final-p4-all_reduce-table.log against final-p4-all_reduce-nccl.log)."""
+    def prefix(name):
+        return name.rsplit("-", 1)[0]
+    alone = {(prefix(n), r["op"], r["ranks"], r["bytes"]): r["value"] for n, r in logged
              if r.get("route") == "nccl" and r.get("metric", "").startswith("nccl-tests ")}
-    for r in records:
+    for n, r in logged:
         if r.get("route") not in (None, "nccl") and r.get("metric", "").startswith("nccl-tests "):
             r["baseline"] = "NCCL alone"
-            r["baseline_value"] = alone.get((r["op"], r["ranks"], r["bytes"]))
-    return records
+            r["baseline_value"] = alone.get((prefix(n), r["op"], r["ranks"], r["bytes"]))
 
 
 def micro_records(command, lines):
@@ -302,7 +304,7 @@ def run_lines(run_dir):
         else:
             continue
         logged += [(name, rec) for rec in records]
-    pair_nccl_tests([rec for _, rec in logged])
+    pair_nccl_tests(logged)
     lines = []
     for name, rec in logged:
         full = {"commit": meta["commit"], "date": facts["date"], "machine": machine,
