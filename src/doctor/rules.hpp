@@ -23,7 +23,8 @@ void mixedGpuModels(const Snapshot&, const Measurements*, Findings&);
 void nvlinkInactive(const Snapshot&, const Measurements*, Findings&);
 void nvlinkFewerThanPeers(const Snapshot&, const Measurements*, Findings&);
 void fabricManager(const Snapshot&, const Measurements*, Findings&);
-void pcieDowntrained(const Snapshot&, const Measurements*, Findings&);
+void pcieNarrow(const Snapshot&, const Measurements*, Findings&);
+void pcieSlow(const Snapshot&, const Measurements*, Findings&);
 // platform
 void iommuTranslated(const Snapshot&, const Measurements*, Findings&);
 void acsRedirect(const Snapshot&, const Measurements*, Findings&);
