@@ -52,6 +52,9 @@ void bandwidthAsymmetric(const Snapshot&, const Measurements*, Findings&);
 
 /// The GPUs with these CUDA ordinals with their bus ids, in order, each once.
 std::vector<FindingGpu> gpusOf(const Snapshot& s, std::vector<int> indices);
+/// Every GPU of the snapshot: for findings about what all processes on them share (/dev/shm,
+/// namespaces, limits, the driver's control nodes).
+std::vector<FindingGpu> allGpus(const Snapshot& s);
 /// The GPUs at either end of these pairs.
 std::vector<FindingGpu> gpusOfPairs(const Snapshot& s, const std::vector<std::pair<int, int>>& pairs);
 

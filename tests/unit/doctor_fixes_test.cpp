@@ -1,5 +1,5 @@
 // Fixes written for the machine in the snapshot: the CPU vendor's IOMMU option, real bus ids,
-// no placeholder left for the reader to fill in.
+// no placeholder left for the reader to fill in, and every finding naming its GPUs.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -113,6 +113,24 @@ TEST(DoctorFixes, MigFixNamesTheMigGpu) {
   EXPECT_EQ(fix.find("-i 0 "), std::string::npos) << fix;  // GPU0 has MIG off
 }
 
+TEST(DoctorFixes, DeniedDeviceNodeNamesTheGpuItServes) {
+  // /dev/nvidia1 is the second GPU by bus id when every GPU is in the snapshot.
+  Snapshot s = loadFixture("snapshot_fault_cgroup_denies_nvidia1.json");
+  DoctorReport r = diagnose(s, nullptr);
+  const Finding* f = findingOf(r, "device-nodes");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->gpus.size(), 1u);
+  EXPECT_EQ(f->gpus[0].index, 1);
+  EXPECT_EQ(f->gpus[0].busId, "0000:00:07.0");
+  // nvidiactl serves every GPU.
+  std::vector<DeviceNode> nodes = s.platform.deviceNodes.value();
+  nodes[0].access = "EPERM";
+  s.platform.deviceNodes = nodes;
+  f = findingOf(r = diagnose(s, nullptr), "device-nodes");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->gpus.size(), 2u);
+}
+
 // ---- every rule over the fixtures ------------------------------------------------------
 
 // Every fixture of tests/data, plus plants that make the rules the fixtures leave silent fire.
@@ -210,6 +228,22 @@ TEST(DoctorFixes, NoPlaceholderSurvivesInAnyReport) {
     EXPECT_TRUE(fired.count(rule.name)) << rule.name << " never fired";
   }
   for (const std::string& rule : fired) EXPECT_TRUE(listed.count(rule)) << rule << " is not in doctorRules()";
+}
+
+TEST(DoctorFixes, EveryFindingNamesItsGpus) {
+  Measurements measured = plantedMeasurements();
+  for (const auto& [name, s] : plantedSnapshots()) {
+    if (s.gpus.empty()) continue;  // nothing to name: the verdict says why no GPU is seen
+    for (const Measurements* m : std::vector<const Measurements*>{nullptr, &measured})
+      for (const Finding& f : diagnose(s, m).findings) {
+        EXPECT_FALSE(f.gpus.empty()) << name << ": " << f.rule << " names no GPU";
+        for (const FindingGpu& g : f.gpus) {
+          const Gpu* gpu = s.findGpu(g.index);
+          ASSERT_NE(gpu, nullptr) << name << ": " << f.rule << " names GPU" << g.index;
+          EXPECT_EQ(g.busId, gpu->pciBusId) << name << ": " << f.rule;
+        }
+      }
+  }
 }
 
 }  // namespace
