@@ -45,6 +45,7 @@ const std::vector<DoctorRule>& doctorRules() {
       {"ipc-namespace", "container", privateIpcNamespace},
       {"ptrace-scope", "container", ptraceBlocksFdPassing},
       {"memlock-limit", "container", memlockLimit},
+      {"ipc-sharing", "container", ipcSharingFails},
       {"persistence-mode", "driver", persistenceModeOff},
       {"bandwidth-low", "perf", bandwidthBelowExpectation},
       {"bandwidth-asymmetric", "perf", bandwidthAsymmetric},
@@ -111,7 +112,8 @@ DoctorReport diagnose(const Snapshot& snapshot, const Measurements* measured) {
   std::stable_sort(report.findings.begin(), report.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   if (!measured) {
-    report.notRun = {"P2P data check (needs the GPUs; run without --snapshot)", "bandwidth per pair (needs the GPUs)"};
+    report.notRun = {"P2P data check (needs the GPUs; run without --snapshot)", "bandwidth per pair (needs the GPUs)",
+                     "cross-process memory sharing (needs a GPU)"};
   } else {
     report.notRun = measured->notRun;
   }

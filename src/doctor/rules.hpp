@@ -46,6 +46,7 @@ void memlockLimit(const Snapshot&, const Measurements*, Findings&);
 void ptraceBlocksFdPassing(const Snapshot&, const Measurements*, Findings&);
 void deviceNodesDenied(const Snapshot&, const Measurements*, Findings&);
 void persistenceModeOff(const Snapshot&, const Measurements*, Findings&);
+void ipcSharingFails(const Snapshot&, const Measurements*, Findings&);
 // performance
 void bandwidthBelowExpectation(const Snapshot&, const Measurements*, Findings&);
 void bandwidthAsymmetric(const Snapshot&, const Measurements*, Findings&);

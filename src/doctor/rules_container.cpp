@@ -136,6 +136,22 @@ void ptraceBlocksFdPassing(const Snapshot& s, const Measurements*, Findings& out
                  "nccl/cumem-import-pidfd", "", allGpus(s)});
 }
 
+void ipcSharingFails(const Snapshot& s, const Measurements* m, Findings& out) {
+  if (!m || !m->ipc) return;
+  const IpcCheckReport& r = *m->ipc;
+  for (const IpcMechanismResult& result : r.results) {
+    if (result.outcome != CheckOutcome::kFail) continue;
+    // cudaIpc handles carry gpupeer's communicators and custom all-reduce kernels: nothing works
+    // without them. NCCL falls back from cuMem descriptors when told to (NCCL_CUMEM_ENABLE=0).
+    bool cudaIpc = result.mechanism == IpcMechanism::kCudaIpc;
+    out.push_back({"ipc-sharing", cudaIpc ? Severity::kError : Severity::kWarning,
+                   cudaIpc ? "A second process cannot open this process's CUDA IPC memory handles"
+                           : "A second process cannot import this process's cuMem memory by file descriptor",
+                   fmt::format("{}: {}", ipcMechanismName(result.mechanism), result.detail), result.kbId, "",
+                   gpusOf(s, {r.device})});
+  }
+}
+
 void deviceNodesDenied(const Snapshot& s, const Measurements*, Findings& out) {
   const Known<std::vector<DeviceNode>>& nodes = s.platform.deviceNodes;
   // Without a loaded driver no node is expected; the verdict already says why no GPU is seen.

@@ -194,7 +194,37 @@ Measurements plantedMeasurements() {
   m.check = check;
   m.copyEngineGBps[{0, 1}] = 3;
   m.copyEngineGBps[{1, 0}] = 9;
+  IpcCheckReport ipc;
+  ipc.device = 0;
+  ipc.results = {{IpcMechanism::kCudaIpc, CheckOutcome::kPass, "2097152 bytes checked", ""},
+                 {IpcMechanism::kCuMemPosixFd, CheckOutcome::kFail,
+                  "pidfd_getfd: Operation not permitted (Yama ptrace_scope=2 allows pidfd_getfd only with "
+                  "CAP_SYS_PTRACE, which this process lacks)",
+                  "nccl/cumem-import-pidfd"}};
+  m.ipc = ipc;
   return m;
+}
+
+TEST(DoctorFixes, FailedCrossProcessSharingIsAFindingForItsGpu) {
+  Snapshot s = loadFixture("snapshot_fault_ptrace_scope_2.json");
+  Measurements m = plantedMeasurements();
+  m.check.reset();  // only the cross-process check
+  m.copyEngineGBps.clear();
+  DoctorReport r = diagnose(s, &m);
+  const Finding* f = findingOf(r, "ipc-sharing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);  // NCCL can be told to pass no descriptors
+  EXPECT_EQ(f->kbId, "nccl/cumem-import-pidfd");
+  EXPECT_NE(f->evidence.find("cumem-posix-fd: pidfd_getfd: Operation not permitted"), std::string::npos) << f->evidence;
+  ASSERT_EQ(f->gpus.size(), 1u);
+  EXPECT_EQ(f->gpus[0].busId, s.gpus[0].pciBusId);
+  // A failed cudaIpc handle is an error: gpupeer's communicators and custom all-reduce need it.
+  m.ipc->results[0] = {IpcMechanism::kCudaIpc, CheckOutcome::kFail, "cudaIpcOpenMemHandle: CUDA_ERROR_INVALID_VALUE",
+                       "cuda/ipc-open-mem-handle-failed"};
+  r = diagnose(s, &m);
+  EXPECT_EQ(r.findings[0].rule, "ipc-sharing");
+  EXPECT_EQ(r.findings[0].severity, Severity::kError);
+  EXPECT_EQ(doctorExitCode(s, r), 1);
 }
 
 TEST(DoctorFixes, NoPlaceholderSurvivesInAnyReport) {
