@@ -40,6 +40,9 @@ struct IpcMechanismResult {
   CheckOutcome outcome = CheckOutcome::kSkip;
   std::string detail;  ///< PASS: what moved; FAIL or SKIP: the step that failed and why
   std::string kbId;    ///< FAIL: the entry that explains it
+  /// cumem-posix-fd FAIL only: pidfd_getfd was refused, but the same memory imported and checked
+  /// fine when its descriptor came over a Unix socket (SCM_RIGHTS).
+  bool onlyPidfdRefused = false;
 };
 
 /// The whole check on one GPU.

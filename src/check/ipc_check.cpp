@@ -199,6 +199,7 @@ void childCuMem(const Driver& d, CUdevice dev, const Request& q, int socketFd, M
   }
   std::string why = fdpass::whyTakeFdFailed(taken.err, q.ptraceScope);
   bool overSocket = socketFd >= 0 && importAndCheck(d, dev, socketFd, q.seed, a);
+  a.onlyPidfdRefused = overSocket;
   set(a, CheckOutcome::kFail, "nccl/cumem-import-pidfd", "%s: %s (%s)%s", taken.call, std::strerror(taken.err),
       why.c_str(),
       overSocket ? "; the same memory passed over a Unix socket (SCM_RIGHTS) imports and checks fine" : "");
@@ -446,6 +447,7 @@ Result<IpcCheckReport> runIpcCheck(const Snapshot& s, int device) {
     mine[i]->outcome = static_cast<CheckOutcome>(a.outcome);
     mine[i]->detail = a.detail;
     mine[i]->kbId = a.kbId;
+    mine[i]->onlyPidfdRefused = a.onlyPidfdRefused != 0;
     if (mine[i]->outcome == CheckOutcome::kPass) checkWriteBack(pointers[i], q.seed, *mine[i]);
   }
   if (vmmProblem.empty()) cuMem.detail += vmmNote;

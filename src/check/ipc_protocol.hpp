@@ -35,6 +35,7 @@ struct MechanismAnswer {
   std::int32_t outcome = static_cast<std::int32_t>(CheckOutcome::kSkip);
   char detail[480] = {};
   char kbId[64] = {};
+  std::int32_t onlyPidfdRefused = 0;  ///< see IpcMechanismResult
 };
 
 /// Second process to first: cuda-ipc, then cumem-posix-fd.

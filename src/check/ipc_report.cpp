@@ -89,7 +89,8 @@ std::string ipcCheckReportToJson(const IpcCheckReport& r) {
     j["results"].push_back({{"mechanism", ipcMechanismName(m.mechanism)},
                             {"outcome", checkOutcomeName(m.outcome)},
                             {"detail", m.detail},
-                            {"kbId", m.kbId}});
+                            {"kbId", m.kbId},
+                            {"onlyPidfdRefused", m.onlyPidfdRefused}});
   j["obstacles"] = nlohmann::ordered_json::array();
   for (const IpcObstacle& o : r.obstacles)
     j["obstacles"].push_back({{"mechanism", o.mechanism}, {"why", o.why}, {"kbId", o.kbId}});

@@ -144,7 +144,13 @@ void ipcSharingFails(const Snapshot& s, const Measurements* m, Findings& out) {
     // cudaIpc handles carry gpupeer's communicators and custom all-reduce kernels: nothing works
     // without them. NCCL falls back from cuMem descriptors when told to (NCCL_CUMEM_ENABLE=0).
     bool cudaIpc = result.mechanism == IpcMechanism::kCudaIpc;
-    out.push_back({"ipc-sharing", cudaIpc ? Severity::kError : Severity::kWarning,
+    // Yama scope 1 (the default of many distributions) refuses pidfd_getfd between siblings
+    // while descriptors sent over a Unix socket still work: as ptrace-scope rates it, worth
+    // knowing, not a warning, when the check proved the memory that way.
+    Severity severity = cudaIpc                                                             ? Severity::kError
+                        : result.onlyPidfdRefused && s.platform.ptraceScope.valueOr(0) <= 1 ? Severity::kInfo
+                                                                                            : Severity::kWarning;
+    out.push_back({"ipc-sharing", severity,
                    cudaIpc ? "A second process cannot open this process's CUDA IPC memory handles"
                            : "A second process cannot import this process's cuMem memory by file descriptor",
                    fmt::format("{}: {}", ipcMechanismName(result.mechanism), result.detail), result.kbId, "",

@@ -218,6 +218,17 @@ TEST(DoctorFixes, FailedCrossProcessSharingIsAFindingForItsGpu) {
   EXPECT_NE(f->evidence.find("cumem-posix-fd: pidfd_getfd: Operation not permitted"), std::string::npos) << f->evidence;
   ASSERT_EQ(f->gpus.size(), 1u);
   EXPECT_EQ(f->gpus[0].busId, s.gpus[0].pciBusId);
+  // Under Yama scope 1 with the memory proven over a Unix socket it is only worth knowing.
+  Snapshot scopeOne = s;
+  scopeOne.platform.ptraceScope = 1;
+  m.ipc->results[1].detail =
+      "pidfd_getfd: Operation not permitted (Yama ptrace_scope=1 lets a process without CAP_SYS_PTRACE take "
+      "descriptors only from its own descendants, not from a sibling or parent rank); the same memory passed over a "
+      "Unix socket (SCM_RIGHTS) imports and checks fine";
+  m.ipc->results[1].onlyPidfdRefused = true;
+  f = findingOf(r = diagnose(scopeOne, &m), "ipc-sharing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
   // A failed cudaIpc handle is an error: gpupeer's communicators and custom all-reduce need it.
   m.ipc->results[0] = {IpcMechanism::kCudaIpc, CheckOutcome::kFail, "cudaIpcOpenMemHandle: CUDA_ERROR_INVALID_VALUE",
                        "cuda/ipc-open-mem-handle-failed"};

@@ -221,6 +221,7 @@ TEST(IpcCheckReport, TextAndJsonNameMechanismOutcomeAndEntry) {
   nlohmann::json j = nlohmann::json::parse(ipcCheckReportToJson(r));
   EXPECT_EQ(j["results"][0]["mechanism"], "cuda-ipc");
   EXPECT_EQ(j["results"][1]["outcome"], "FAIL");
+  EXPECT_EQ(j["results"][1]["onlyPidfdRefused"], false);
   EXPECT_EQ(j["obstacles"][0]["kbId"], "nccl/cumem-import-pidfd");
 }
 
