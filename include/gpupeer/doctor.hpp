@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpupeer/ipc_check.hpp"
 #include "gpupeer/peer_check.hpp"
 #include "gpupeer/snapshot.hpp"
 
@@ -53,6 +54,7 @@ struct Finding {
 /// What the GPU actions measured, when they ran. Keys are (src, dst).
 struct Measurements {
   std::optional<CheckReport> check;                      ///< the P2P data check, when it ran
+  std::optional<IpcCheckReport> ipc;                     ///< the cross-process check, when it ran
   std::map<std::pair<int, int>, double> copyEngineGBps;  ///< one direction, copy engine
   std::vector<std::string> notRun;                       ///< GPU actions that could not run, with why
 };
@@ -85,9 +87,10 @@ int doctorExitCode(const Snapshot& snapshot, const DoctorReport& report);
 /// checks that leaves out.
 DoctorReport diagnose(const Snapshot& snapshot, const Measurements* measured);
 
-/// The GPU actions behind doctor's measured rules: the P2P data check on every ordered pair
-/// (8 MiB: every code path, 56 pairs under 30 s) and the copy-engine bandwidth of each pair
-/// (64 MiB, 3 samples). What could not run is listed in notRun with why.
+/// The GPU actions behind doctor's measured rules: the cross-process check on the first GPU
+/// (runIpcCheck), the P2P data check on every ordered pair (8 MiB: every code path, 56 pairs
+/// under 30 s) and the copy-engine bandwidth of each pair (64 MiB, 3 samples). What could not
+/// run is listed in notRun with why.
 Measurements measureForDoctor(const Snapshot& snapshot);
 
 /// What a finding's KB entry tells the reader: whether it is loaded, and its best-rated

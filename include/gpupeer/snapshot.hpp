@@ -91,6 +91,12 @@ struct DeviceNode {
   bool operator==(const DeviceNode&) const = default;
 };
 
+/// The IOMMU driver family a CPU vendor implies: Intel's VT-d (intel_iommu=), AMD's AMD-Vi
+/// (amd_iommu=, Hygon too), Arm's SMMU (iommu.passthrough=); kUnknown when the vendor is.
+enum class IommuVendor { kIntel, kAmd, kArm, kUnknown };
+/// The family of a Platform::cpuVendor value.
+IommuVendor iommuVendorOf(const Known<std::string>& cpuVendor);
+
 /// Value of `memlockBytes` when RLIMIT_MEMLOCK is unlimited.
 inline constexpr std::int64_t kUnlimited = -1;
 
@@ -101,6 +107,10 @@ struct Platform {
   Known<std::string> kernelCmdline;       ///< /proc/cmdline
   Known<std::vector<BridgeAcs>> acs;      ///< every bridge above a GPU
   Known<std::string> processCpuAffinity;  ///< this process's allowed CPUs, as a cpulist
+  /// Who made the CPUs, as /proc/cpuinfo names them: x86's vendor_id ("GenuineIntel",
+  /// "AuthenticAMD", "HygonGenuine") or, on Arm, "ARM implementer 0x41" (the "CPU implementer"
+  /// line). The kernel's IOMMU options differ by vendor. Optional in files: kNotRecorded when absent.
+  Known<std::string> cpuVendor;
   // What multi-process P2P and NCCL need from the process's environment (containers, VMs).
   // Optional in files: kNotRecorded when absent.
   Known<std::string> container;                      ///< "docker", "podman", "kubernetes", "lxc", "none"

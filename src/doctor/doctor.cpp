@@ -27,7 +27,8 @@ const std::vector<DoctorRule>& doctorRules() {
       {"fabric-manager", "nvlink", fabricManager},
       {"nvlink-inactive", "nvlink", nvlinkInactive},
       {"nvlink-degraded", "nvlink", nvlinkFewerThanPeers},
-      {"pcie-downtrained", "pcie", pcieDowntrained},
+      {"pcie-width", "pcie", pcieNarrow},
+      {"pcie-speed", "pcie", pcieSlow},
       {"iommu-translated", "pcie", iommuTranslated},
       {"acs-redirect", "pcie", acsRedirect},
       {"numa-affinity", "numa", numaRemoteAffinity},
@@ -44,6 +45,7 @@ const std::vector<DoctorRule>& doctorRules() {
       {"ipc-namespace", "container", privateIpcNamespace},
       {"ptrace-scope", "container", ptraceBlocksFdPassing},
       {"memlock-limit", "container", memlockLimit},
+      {"ipc-sharing", "container", ipcSharingFails},
       {"persistence-mode", "driver", persistenceModeOff},
       {"bandwidth-low", "perf", bandwidthBelowExpectation},
       {"bandwidth-asymmetric", "perf", bandwidthAsymmetric},
@@ -110,7 +112,8 @@ DoctorReport diagnose(const Snapshot& snapshot, const Measurements* measured) {
   std::stable_sort(report.findings.begin(), report.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   if (!measured) {
-    report.notRun = {"P2P data check (needs the GPUs; run without --snapshot)", "bandwidth per pair (needs the GPUs)"};
+    report.notRun = {"P2P data check (needs the GPUs; run without --snapshot)", "bandwidth per pair (needs the GPUs)",
+                     "cross-process memory sharing (needs a GPU)"};
   } else {
     report.notRun = measured->notRun;
   }

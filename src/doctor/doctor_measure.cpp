@@ -1,4 +1,5 @@
-// The GPU actions of the doctor: a short P2P data check and a copy-engine bandwidth per pair.
+// The GPU actions of the doctor: whether processes can share GPU memory, a short P2P data check
+// and a copy-engine bandwidth per pair.
 #include "gpupeer/bench.hpp"
 #include "gpupeer/doctor.hpp"
 
@@ -6,6 +7,15 @@ namespace gpupeer {
 
 Measurements measureForDoctor(const Snapshot& snapshot) {
   Measurements m;
+  // One GPU is enough to share memory between processes (ranks of one GPU, or a server and its
+  // clients); every custom all-reduce needs it first.
+  if (!snapshot.gpus.empty()) {
+    Result<IpcCheckReport> ipc = runIpcCheck(snapshot, snapshot.gpus[0].index);
+    if (ipc.isOk())
+      m.ipc = ipc.value();
+    else
+      m.notRun.push_back("cross-process memory sharing: " + ipc.status().message());
+  }
   if (snapshot.gpus.size() < 2) {
     m.notRun.push_back("P2P data check and bandwidth: fewer than two GPUs");
     return m;

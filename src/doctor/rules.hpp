@@ -23,7 +23,8 @@ void mixedGpuModels(const Snapshot&, const Measurements*, Findings&);
 void nvlinkInactive(const Snapshot&, const Measurements*, Findings&);
 void nvlinkFewerThanPeers(const Snapshot&, const Measurements*, Findings&);
 void fabricManager(const Snapshot&, const Measurements*, Findings&);
-void pcieDowntrained(const Snapshot&, const Measurements*, Findings&);
+void pcieNarrow(const Snapshot&, const Measurements*, Findings&);
+void pcieSlow(const Snapshot&, const Measurements*, Findings&);
 // platform
 void iommuTranslated(const Snapshot&, const Measurements*, Findings&);
 void acsRedirect(const Snapshot&, const Measurements*, Findings&);
@@ -45,12 +46,16 @@ void memlockLimit(const Snapshot&, const Measurements*, Findings&);
 void ptraceBlocksFdPassing(const Snapshot&, const Measurements*, Findings&);
 void deviceNodesDenied(const Snapshot&, const Measurements*, Findings&);
 void persistenceModeOff(const Snapshot&, const Measurements*, Findings&);
+void ipcSharingFails(const Snapshot&, const Measurements*, Findings&);
 // performance
 void bandwidthBelowExpectation(const Snapshot&, const Measurements*, Findings&);
 void bandwidthAsymmetric(const Snapshot&, const Measurements*, Findings&);
 
 /// The GPUs with these CUDA ordinals with their bus ids, in order, each once.
 std::vector<FindingGpu> gpusOf(const Snapshot& s, std::vector<int> indices);
+/// Every GPU of the snapshot: for findings about what all processes on them share (/dev/shm,
+/// namespaces, limits, the driver's control nodes).
+std::vector<FindingGpu> allGpus(const Snapshot& s);
 /// The GPUs at either end of these pairs.
 std::vector<FindingGpu> gpusOfPairs(const Snapshot& s, const std::vector<std::pair<int, int>>& pairs);
 

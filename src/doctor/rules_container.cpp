@@ -1,6 +1,8 @@
 // What breaks multi-process P2P and NCCL inside containers and VMs: shared memory, IPC and PID
 // namespaces, the locked-memory limit, ptrace rules for passing handles by file descriptor,
 // and device nodes the cgroup denies. Each rule is silent when its facts were not recorded.
+#include <algorithm>
+
 #include "doctor/rules.hpp"
 
 namespace gpupeer::rules {
@@ -30,6 +32,39 @@ std::string inContainer(const Snapshot& s) {
   return c.known() && c.value() != "none" ? fmt::format(" (in a {} container)", c.value()) : "";
 }
 
+// N of "/dev/nvidiaN"; -1 for the control nodes (nvidiactl, nvidia-uvm).
+int minorOf(const std::string& path) {
+  const std::string prefix = "/dev/nvidia";
+  if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) return -1;
+  int n = 0;
+  for (std::size_t i = prefix.size(); i < path.size(); ++i) {
+    if (path[i] < '0' || path[i] > '9' || n > 100000) return -1;
+    n = n * 10 + (path[i] - '0');
+  }
+  return n;
+}
+
+// The GPUs served by the device nodes whose open() result `failed` picks. nvidiactl and nvidia-uvm serve every GPU.
+// /dev/nvidiaN is the GPU of minor number N, which the driver hands out in PCI probe order: the
+// N-th GPU by bus id, when the snapshot holds as many GPUs as there are such nodes (no GPU
+// hidden by CUDA_VISIBLE_DEVICES); otherwise that GPU cannot be placed.
+template <class Pick>
+std::vector<FindingGpu> gpusOfFailedNodes(const Snapshot& s, const std::vector<DeviceNode>& nodes, Pick failed) {
+  std::vector<const Gpu*> byBus;
+  for (const Gpu& g : s.gpus) byBus.push_back(&g);
+  std::sort(byBus.begin(), byBus.end(), [](const Gpu* a, const Gpu* b) { return a->pciBusId < b->pciBusId; });
+  std::size_t gpuNodes = 0;
+  for (const DeviceNode& n : nodes) gpuNodes += minorOf(n.path) >= 0;
+  std::vector<int> concerned;
+  for (const DeviceNode& n : nodes) {
+    if (!failed(n.access)) continue;
+    int minor = minorOf(n.path);
+    if (minor < 0) return allGpus(s);
+    if (gpuNodes == byBus.size() && minor < static_cast<int>(byBus.size())) concerned.push_back(byBus[minor]->index);
+  }
+  return gpusOf(s, concerned);
+}
+
 }  // namespace
 
 void devShmTooSmall(const Snapshot& s, const Measurements*, Findings& out) {
@@ -41,7 +76,7 @@ void devShmTooSmall(const Snapshot& s, const Measurements*, Findings& out) {
                  fmt::format("/dev/shm: {} (at least {} recommended; Docker's default is 64 MiB); "
                              "pairs without P2P use SHM, and NCCL then stops with 'unhandled system error'",
                              bytesText(shm.value()), bytesText(kMinDevShmBytes)),
-                 "nccl/devshm-exhausted"});
+                 "nccl/devshm-exhausted", "", allGpus(s)});
 }
 
 void privateIpcNamespace(const Snapshot& s, const Measurements*, Findings& out) {
@@ -64,7 +99,7 @@ void privateIpcNamespace(const Snapshot& s, const Measurements*, Findings& out) 
                              : ipcOwn         ? "IPC"
                                               : "PID",
                              inContainer(s)),
-                 evidence, "nccl/ipc-across-containers"});
+                 evidence, "nccl/ipc-across-containers", "", allGpus(s)});
 }
 
 void memlockLimit(const Snapshot& s, const Measurements*, Findings& out) {
@@ -77,7 +112,7 @@ void memlockLimit(const Snapshot& s, const Measurements*, Findings& out) {
                  "RLIMIT_MEMLOCK soft limit " + bytesText(lim.value()) +
                      ", no CAP_IPC_LOCK; NCCL's InfiniBand/RoCE transport, GPUDirect RDMA and UCX fail to "
                      "register memory; P2P and SHM inside one host are not affected",
-                 "platform/memlock-limit"});
+                 "platform/memlock-limit", "", allGpus(s)});
 }
 
 void ptraceBlocksFdPassing(const Snapshot& s, const Measurements*, Findings& out) {
@@ -98,7 +133,29 @@ void ptraceBlocksFdPassing(const Snapshot& s, const Measurements*, Findings& out
                              "versions with NCCL_CUMEM_ENABLE) fail with 'Operation not permitted'; handles passed "
                              "over a Unix socket (SCM_RIGHTS) and legacy cudaIpc handles are not affected",
                              scope, cap.known() ? fmt::format(", CapEff {}", p.capEff.value()) : ""),
-                 "nccl/cumem-import-pidfd"});
+                 "nccl/cumem-import-pidfd", "", allGpus(s)});
+}
+
+void ipcSharingFails(const Snapshot& s, const Measurements* m, Findings& out) {
+  if (!m || !m->ipc) return;
+  const IpcCheckReport& r = *m->ipc;
+  for (const IpcMechanismResult& result : r.results) {
+    if (result.outcome != CheckOutcome::kFail) continue;
+    // cudaIpc handles carry gpupeer's communicators and custom all-reduce kernels: nothing works
+    // without them. NCCL falls back from cuMem descriptors when told to (NCCL_CUMEM_ENABLE=0).
+    bool cudaIpc = result.mechanism == IpcMechanism::kCudaIpc;
+    // Yama scope 1 (the default of many distributions) refuses pidfd_getfd between siblings
+    // while descriptors sent over a Unix socket still work: as ptrace-scope rates it, worth
+    // knowing, not a warning, when the check proved the memory that way.
+    Severity severity = cudaIpc                                                             ? Severity::kError
+                        : result.onlyPidfdRefused && s.platform.ptraceScope.valueOr(0) <= 1 ? Severity::kInfo
+                                                                                            : Severity::kWarning;
+    out.push_back({"ipc-sharing", severity,
+                   cudaIpc ? "A second process cannot open this process's CUDA IPC memory handles"
+                           : "A second process cannot import this process's cuMem memory by file descriptor",
+                   fmt::format("{}: {}", ipcMechanismName(result.mechanism), result.detail), result.kbId, "",
+                   gpusOf(s, {r.device})});
+  }
 }
 
 void deviceNodesDenied(const Snapshot& s, const Measurements*, Findings& out) {
@@ -114,21 +171,25 @@ void deviceNodesDenied(const Snapshot& s, const Measurements*, Findings& out) {
     else if (n.access != "ok")
       noPermission += fmt::format(", {} ({})", n.path, n.access);
   }
+  auto gpusWhere = [&](auto failed) { return gpusOfFailedNodes(s, nodes.value(), failed); };
   if (!denied.empty())
     out.push_back({"device-nodes", Severity::kError,
                    "The cgroup's device rules deny GPU device nodes: CUDA and NVML fail in this container",
                    "open() returns EPERM for " + denied.substr(2) +
                        " (typical after `systemctl daemon-reload` on the host: systemd re-applies the container's "
                        "device rules without the GPUs the NVIDIA runtime added; NVML then says 'Unknown Error')",
-                   "platform/container-nvml-unknown-error"});
+                   "platform/container-nvml-unknown-error", "",
+                   gpusWhere([](const std::string& a) { return a == "EPERM"; })});
   if (!missing.empty())
     out.push_back({"device-nodes", Severity::kError, "NVIDIA device nodes are missing although the driver is loaded",
                    "not present: " + missing.substr(2) +
                        " (a container started without the NVIDIA runtime, or nvidia-uvm not loaded)",
-                   "platform/container-nvml-unknown-error"});
+                   "platform/container-nvml-unknown-error", "",
+                   gpusWhere([](const std::string& a) { return a == "missing"; })});
   if (!noPermission.empty())
     out.push_back({"device-nodes", Severity::kWarning, "Some NVIDIA device nodes cannot be opened by this user",
-                   noPermission.substr(2), "platform/container-nvml-unknown-error"});
+                   noPermission.substr(2), "platform/container-nvml-unknown-error", "",
+                   gpusWhere([](const std::string& a) { return a != "ok" && a != "EPERM" && a != "missing"; })});
 }
 
 void persistenceModeOff(const Snapshot& s, const Measurements*, Findings& out) {
@@ -141,7 +202,7 @@ void persistenceModeOff(const Snapshot& s, const Measurements*, Findings& out) {
                  fmt::format("off on GPU {}; each job then waits seconds for initialisation, and on NVSwitch "
                              "systems the fabric must be set up again; nvidia-persistenced keeps it",
                              fmt::join(off, ", ")),
-                 "driver/persistence-mode-off"});
+                 "driver/persistence-mode-off", "", gpusOf(s, off)});
 }
 
 }  // namespace gpupeer::rules

@@ -57,7 +57,7 @@ void p2pDisabledByEnvironment(const Snapshot& s, const Measurements*, Findings& 
                    fmt::format("{}={} turns P2P off for {} although {} pair(s) support it", name, *s.env(name),
                                nccl ? "NCCL (it falls back to shared host memory)" : "gpupeer", pairs.size()),
                    (pairs.empty() ? "no pair supports P2P anyway" : "P2P-capable: " + pairList(pairs)) + cost,
-                   "nccl/p2p-disabled-by-environment"});
+                   "nccl/p2p-disabled-by-environment", "", gpusOfPairs(s, pairs)});
   }
 }
 
@@ -86,7 +86,7 @@ void ncclP2pLevel(const Snapshot& s, const Measurements*, Findings& out) {
   }
   out.push_back({"nccl-p2p-level", Severity::kWarning,
                  fmt::format("NCCL_P2P_LEVEL={} keeps NCCL off P2P for {} capable pair(s)", *level, excluded.size()),
-                 pairList(excluded), "nccl/p2p-level-semantics"});
+                 pairList(excluded), "nccl/p2p-level-semantics", "", gpusOfPairs(s, excluded)});
 }
 
 void visibleDevicesOrder(const Snapshot& s, const Measurements*, Findings& out) {
@@ -102,7 +102,7 @@ void visibleDevicesOrder(const Snapshot& s, const Measurements*, Findings& out) 
   out.push_back({"device-order", Severity::kInfo,
                  visible ? fmt::format("CUDA_VISIBLE_DEVICES={} numbers GPUs differently from nvidia-smi", *visible)
                          : "CUDA numbers GPUs differently from PCI bus order (set CUDA_DEVICE_ORDER=PCI_BUS_ID)",
-                 mapping.substr(1), "cuda/visible-devices-order"});
+                 mapping.substr(1), "cuda/visible-devices-order", "", allGpus(s)});
 }
 
 }  // namespace gpupeer::rules

@@ -23,6 +23,12 @@ std::vector<FindingGpu> gpusOf(const Snapshot& s, std::vector<int> indices) {
   return out;
 }
 
+std::vector<FindingGpu> allGpus(const Snapshot& s) {
+  std::vector<int> indices;
+  for (const Gpu& g : s.gpus) indices.push_back(g.index);
+  return gpusOf(s, indices);
+}
+
 std::vector<FindingGpu> gpusOfPairs(const Snapshot& s, const std::vector<std::pair<int, int>>& pairs) {
   std::vector<int> indices;
   for (const auto& [a, b] : pairs) indices.insert(indices.end(), {a, b});
@@ -81,12 +87,14 @@ void p2pCheckFailures(const Snapshot& s, const Measurements* m, Findings& out) {
   if (!m || !m->check) return;
   std::string evidence;
   int advertisedButBroken = 0, failures = 0;
+  std::vector<std::pair<int, int>> failed;
   for (const PairCheck& pc : m->check->pairs) {
     const PeerPair* facts = s.findPair(pc.src, pc.dst);
     bool advertised = facts && facts->canAccessPeer.valueOr(false);
     for (const MethodResult& r : pc.methods) {
       if (r.outcome != CheckOutcome::kFail) continue;
       ++failures;
+      failed.push_back({pc.src, pc.dst});
       if (advertised) ++advertisedButBroken;
       evidence += fmt::format("\n  GPU{}->GPU{} {}: {}", pc.src, pc.dst, checkMethodName(r.method), r.detail);
     }
@@ -97,7 +105,7 @@ void p2pCheckFailures(const Snapshot& s, const Measurements* m, Findings& out) {
        advertisedButBroken
            ? fmt::format("The driver reports P2P, but {} data check(s) delivered wrong or no data", advertisedButBroken)
            : fmt::format("{} data check(s) failed", failures),
-       evidence.substr(1), "platform/p2p-advertised-but-broken"});
+       evidence.substr(1), "platform/p2p-advertised-but-broken", "", gpusOfPairs(s, failed)});
 }
 
 }  // namespace gpupeer::rules

@@ -61,7 +61,8 @@ void tooManyPeers(const Snapshot& s, const Measurements*, Findings& out) {
   for (std::size_t start = 0; start < all.size(); start += kMaxPeersWithoutNvSwitch + 1) {
     std::vector<int> group(all.begin() + start,
                            all.begin() + std::min(all.size(), start + kMaxPeersWithoutNvSwitch + 1));
-    fix += fmt::format("{}{} <one process for these GPUs>", fix.empty() ? "" : "\n", visibleDevices(s, group));
+    fix += fmt::format("{}{} \"$SHELL\"   # start one process for GPU {} from this shell", fix.empty() ? "" : "\n",
+                       visibleDevices(s, group), fmt::join(group, ","));
   }
   out.push_back({"peer-limit", Severity::kWarning,
                  fmt::format("{} GPU(s) can reach more than {} peers, but CUDA enables at most {} per device "
@@ -91,7 +92,8 @@ void mixedGpuModels(const Snapshot& s, const Measurements*, Findings& out) {
   std::string fix;
   for (const auto& [model, indices] : byModel)
     if (indices.size() > 1)
-      fix += fmt::format("{}{} <the job for the {} GPUs>", fix.empty() ? "" : "\n", visibleDevices(s, indices), model);
+      fix += fmt::format("{}{} \"$SHELL\"   # start the job for the {} GPUs from this shell", fix.empty() ? "" : "\n",
+                         visibleDevices(s, indices), model);
   std::vector<int> all;
   for (const Gpu& g : s.gpus) all.push_back(g.index);
   out.push_back(

@@ -16,20 +16,53 @@ std::vector<std::pair<int, int>> pciePeerPairs(const Snapshot& s) {
   return out;
 }
 
+// The kernel options that put the IOMMU in passthrough mode differ by vendor: intel_iommu= is
+// Intel's VT-d driver, amd_iommu= AMD's (which knows no "on"; passthrough is iommu=pt), and
+// Arm's SMMU takes iommu.passthrough=. With the vendor unknown only the generic option is given.
+std::string iommuPassthroughFix(const Snapshot& s) {
+  std::string options, alternative;
+  switch (iommuVendorOf(s.platform.cpuVendor)) {
+    case IommuVendor::kIntel:
+      options = "intel_iommu=on iommu=pt";
+      alternative = "# or intel_iommu=off to turn VT-d off (no device assignment to VMs then)";
+      break;
+    case IommuVendor::kAmd:
+      options = "iommu=pt";
+      alternative = "# or amd_iommu=off to turn AMD-Vi off (no device assignment to VMs then)";
+      break;
+    case IommuVendor::kArm: options = "iommu.passthrough=1"; break;
+    case IommuVendor::kUnknown:
+      options = "iommu.passthrough=1";
+      alternative = "# the snapshot does not record the CPU vendor; iommu.passthrough=1 is the same on every vendor";
+      break;
+  }
+  std::string fix = fmt::format(
+      "sudo sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&{} /' /etc/default/grub && sudo update-grub && sudo reboot",
+      options);
+  if (!alternative.empty()) fix += "\n" + alternative;
+  return fix + "\ncat /proc/cmdline; cat /sys/kernel/iommu_groups/*/type | sort | uniq -c   # after the reboot";
+}
+
 }  // namespace
 
 void iommuTranslated(const Snapshot& s, const Measurements*, Findings& out) {
   if (!s.platform.iommu.known() || s.platform.iommu.value() != "translated") return;
   auto pairs = pciePeerPairs(s);
+  std::string vendor = s.platform.cpuVendor.known() ? "; CPU vendor " + s.platform.cpuVendor.value() : "";
   if (pairs.empty()) {
+    // The GPUs whose IOMMU group translates: those a later PCIe P2P pair would involve.
+    std::vector<int> translated;
+    for (const Gpu& g : s.gpus)
+      if (g.iommuGroupType.known() && g.iommuGroupType.value() != "identity") translated.push_back(g.index);
     out.push_back({"iommu-translated", Severity::kInfo, "IOMMU translates DMA; no PCIe P2P pair is affected now",
-                   "IOMMU mode: translated", "platform/iommu-translated-corruption"});
+                   "IOMMU mode: translated" + vendor, "platform/iommu-translated-corruption", "",
+                   gpusOf(s, translated)});
     return;
   }
   out.push_back({"iommu-translated", Severity::kWarning,
                  "IOMMU translates DMA: PCIe P2P writes can be dropped silently",
-                 "PCIe P2P pairs: " + pairList(pairs) + "; run gpupeer check to see whether data arrives",
-                 "platform/iommu-translated-corruption"});
+                 "PCIe P2P pairs: " + pairList(pairs) + vendor + "; run gpupeer check to see whether data arrives",
+                 "platform/iommu-translated-corruption", iommuPassthroughFix(s), gpusOfPairs(s, pairs)});
 }
 
 void acsRedirect(const Snapshot& s, const Measurements*, Findings& out) {
@@ -82,14 +115,18 @@ void numaRemoteAffinity(const Snapshot& s, const Measurements*, Findings& out) {
     if (g.numaNode.known()) nodes.insert(g.numaNode.value());
   }
   if (evidence.empty()) return;
-  // The fix binds to the GPUs' own node; GPUs on several nodes need one process per node.
+  // The fix binds to the GPUs' own node; GPUs on several nodes need one process per node. It
+  // starts a shell so the command is complete as printed: jobs started from it inherit the binding.
   std::string fix;
-  if (nodes.size() == 1)
-    fix = fmt::format("numactl --cpunodebind={0} --membind={0} <your command>", *nodes.begin());
-  else if (nodes.size() > 1)
-    for (int node : nodes)
-      fix += (fix.empty() ? "" : "\n") +
-             fmt::format("numactl --cpunodebind={0} --membind={0} <the process for the GPUs of node {0}>", node);
+  for (int node : nodes) {
+    std::vector<int> onNode;
+    for (int i : remote)
+      if (s.findGpu(i)->numaNode.valueOr(-1) == node) onNode.push_back(i);
+    fix += fmt::format(
+        "{0}numactl --cpunodebind={1} --membind={1} -- \"$SHELL\"   # start the job for GPU {2} (NUMA "
+        "node {1}) from this shell",
+        fix.empty() ? "" : "\n", node, fmt::join(onNode, ","));
+  }
   out.push_back({"numa-affinity", Severity::kWarning,
                  "This process runs on CPUs of another NUMA node than some GPUs (host-staged copies slow down)",
                  evidence.substr(1), "platform/numa-remote-affinity", fix, gpusOf(s, remote)});
@@ -110,8 +147,13 @@ void migEnabled(const Snapshot& s, const Measurements*, Findings& out) {
   for (const PeerPair& p : s.pairs)
     if (!p.canAccessPeer.valueOr(true) && (isMig(s, p.src) || isMig(s, p.dst))) lost.push_back({p.src, p.dst});
   if (!lost.empty()) evidence += "; no P2P on " + pairList(lost);
+  // Either one process per MIG instance (no P2P between them), or MIG off for whole-GPU P2P.
+  std::string fix =
+      "nvidia-smi -L   # each MIG instance's UUID: run one process per instance with CUDA_VISIBLE_DEVICES set to it";
+  for (int g : mig)
+    fix += fmt::format("\nsudo nvidia-smi -i {0} -mig 0 && sudo nvidia-smi -i {0} -r   # or MIG off on GPU{0}", g);
   out.push_back({"mig", Severity::kWarning, "MIG is enabled: MIG instances get no CUDA P2P",
-                 "MIG on for" + evidence.substr(1), "cuda/mig-no-p2p", "", gpusOf(s, mig)});
+                 "MIG on for" + evidence.substr(1), "cuda/mig-no-p2p", fix, gpusOf(s, mig)});
 }
 
 bool isMig(const Snapshot& s, int index) {

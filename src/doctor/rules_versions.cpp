@@ -51,13 +51,13 @@ void driverTooOld(const Snapshot& s, const Measurements*, Findings& out) {
       (why.find("InsufficientDriver") != std::string::npos ||
        why.find("driver version is insufficient") != std::string::npos)) {
     out.push_back({"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime",
-                   versionsEvidence(s) + "\n  " + why, "driver/cuda-driver-too-old"});
+                   versionsEvidence(s) + "\n  " + why, "driver/cuda-driver-too-old", "", allGpus(s)});
     return;
   }
   if (!s.cudaDriverVersion.known() || !s.cudaRuntimeVersion.known()) return;
   if (s.cudaDriverVersion.value() >= s.cudaRuntimeVersion.value()) return;
   out.push_back({"driver-too-old", Severity::kError, "The driver is older than the CUDA runtime", versionsEvidence(s),
-                 "driver/cuda-driver-too-old"});
+                 "driver/cuda-driver-too-old", "", allGpus(s)});
 }
 
 void nvmlMismatch(const Snapshot& s, const Measurements*, Findings& out) {
@@ -65,7 +65,7 @@ void nvmlMismatch(const Snapshot& s, const Measurements*, Findings& out) {
     const std::string& why = s.nvmlVersion.reason();
     if (why.find("mismatch") != std::string::npos)
       out.push_back({"nvml-mismatch", Severity::kError, "NVML and the kernel driver are different versions", why,
-                     "driver/nvml-driver-mismatch"});
+                     "driver/nvml-driver-mismatch", "", allGpus(s)});
     return;
   }
   // NVML reports "<cuda major>.<driver version>", e.g. 13.580.159.04 for driver 580.159.04.
@@ -74,21 +74,27 @@ void nvmlMismatch(const Snapshot& s, const Measurements*, Findings& out) {
   const std::string& driver = s.driverVersion.value();
   if (nvml.size() >= driver.size() && nvml.compare(nvml.size() - driver.size(), driver.size(), driver) == 0) return;
   out.push_back({"nvml-mismatch", Severity::kError, "NVML and the kernel driver are different versions",
-                 fmt::format("NVML {} with driver {}", nvml, driver), "driver/nvml-driver-mismatch"});
+                 fmt::format("NVML {} with driver {}", nvml, driver), "driver/nvml-driver-mismatch", "", allGpus(s)});
 }
 
 void ncclOlderThanGpu(const Snapshot& s, const Measurements*, Findings& out) {
   if (!s.ncclVersion.known()) return;
   for (const NcclFloor& f : kNcclFloors) {
+    if (s.ncclVersion.value() >= f.minVersion) continue;
+    // One finding per architecture, naming every GPU of it.
+    std::vector<int> gpus;
+    const Gpu* first = nullptr;
     for (const Gpu& g : s.gpus) {
-      if (g.ccMajor != f.ccMajor || g.ccMinor != f.ccMinor || s.ncclVersion.value() >= f.minVersion) continue;
-      out.push_back({"nccl-too-old", Severity::kError,
-                     fmt::format("NCCL {} predates {} (sm_{}{})", ncclVersionText(s.ncclVersion.value()), g.name,
-                                 g.ccMajor, g.ccMinor),
-                     fmt::format("needs NCCL >= {} ({})", ncclVersionText(f.minVersion), f.source),
-                     "nccl/nccl-older-than-gpu"});
-      break;
+      if (g.ccMajor != f.ccMajor || g.ccMinor != f.ccMinor) continue;
+      gpus.push_back(g.index);
+      if (!first) first = &g;
     }
+    if (!first) continue;
+    out.push_back({"nccl-too-old", Severity::kError,
+                   fmt::format("NCCL {} predates {} (sm_{}{})", ncclVersionText(s.ncclVersion.value()), first->name,
+                               first->ccMajor, first->ccMinor),
+                   fmt::format("needs NCCL >= {} ({})", ncclVersionText(f.minVersion), f.source),
+                   "nccl/nccl-older-than-gpu", "", gpusOf(s, gpus)});
   }
 }
 

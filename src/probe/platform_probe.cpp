@@ -1,4 +1,5 @@
-// Platform facts that change P2P: IOMMU mode, ACS on bridges, CPU affinity, environment.
+// Platform facts that change P2P: IOMMU mode and CPU vendor, ACS on bridges, CPU affinity,
+// environment.
 #include <dlfcn.h>
 #include <sched.h>
 
@@ -13,6 +14,14 @@ namespace gpupeer::probe {
 
 void readPlatform(Snapshot& s, const std::string& root) {
   s.platform.kernelCmdline = sysfs::readLine(root, "/proc/cmdline");
+  // The vendor decides which kernel options set the IOMMU up (intel_iommu=, amd_iommu=).
+  Known<std::string> cpuinfo = sysfs::readBytes(root, "/proc/cpuinfo");
+  if (!cpuinfo.known())
+    s.platform.cpuVendor = Known<std::string>::unknown(cpuinfo.reason());
+  else if (auto vendor = sysfs::cpuVendorFromCpuinfo(cpuinfo.value()))
+    s.platform.cpuVendor = *vendor;
+  else
+    s.platform.cpuVendor = Known<std::string>::unknown("/proc/cpuinfo: no vendor_id or CPU implementer line");
   Known<std::vector<std::string>> units = sysfs::list(root, "/sys/class/iommu");
   if (!units.known() || units.value().empty()) {
     s.platform.iommu = std::string("off");

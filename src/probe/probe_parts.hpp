@@ -13,7 +13,7 @@ void readNvml(Snapshot& s);
 /// Per-GPU sysfs facts (path, NUMA, CPUs, PCIe link fallback, IOMMU group) and sysfs path
 /// classes for pairs NVML did not classify.
 void readSysfs(Snapshot& s, const std::string& fsRoot);
-/// IOMMU, kernel command line, ACS on bridges above the GPUs, this process's CPUs.
+/// IOMMU, CPU vendor, kernel command line, ACS on bridges above the GPUs, this process's CPUs.
 void readPlatform(Snapshot& s, const std::string& fsRoot);
 /// What multi-process P2P and NCCL need from this process's surroundings: container kind, IPC
 /// and PID namespaces, /dev/shm size, RLIMIT_MEMLOCK, Yama ptrace scope, effective

@@ -95,6 +95,32 @@ std::optional<int> acsControlFromConfig(const std::string& config) {
   return std::nullopt;
 }
 
+namespace {
+
+// The value of the first line "key<tabs or spaces>: value"; nullopt when no line has the key.
+std::optional<std::string> cpuinfoValue(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) != 0) continue;
+    std::size_t colon = line.find(':', key.size());
+    if (colon == std::string::npos || line.find_first_not_of(" \t", key.size()) != colon) continue;
+    std::size_t b = line.find_first_not_of(" \t", colon + 1);
+    std::size_t e = line.find_last_not_of(" \t\r");
+    if (b == std::string::npos || e < b) continue;
+    return line.substr(b, e - b + 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> cpuVendorFromCpuinfo(const std::string& cpuinfo) {
+  if (auto x86 = cpuinfoValue(cpuinfo, "vendor_id")) return x86;
+  if (auto arm = cpuinfoValue(cpuinfo, "CPU implementer")) return "ARM implementer " + *arm;
+  return std::nullopt;
+}
+
 std::vector<std::string> bridgesOnPath(const std::string& sysfsPath) {
   std::vector<std::string> parts;
   std::stringstream in(sysfsPath);

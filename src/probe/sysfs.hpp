@@ -30,6 +30,11 @@ std::optional<int> pcieGenFromSpeed(const std::string& speed);
 /// at 256 (config space past 256 bytes is readable by root only).
 std::optional<int> acsControlFromConfig(const std::string& config);
 
+/// The CPU vendor from /proc/cpuinfo's text: the first "vendor_id" value on x86
+/// ("GenuineIntel"), else "ARM implementer 0x41" from the first "CPU implementer" line on Arm;
+/// nullopt when neither line is there.
+std::optional<std::string> cpuVendorFromCpuinfo(const std::string& cpuinfo);
+
 /// Bus ids of the bridges between the host bridge and the device, from its resolved path.
 std::vector<std::string> bridgesOnPath(const std::string& sysfsPath);
 

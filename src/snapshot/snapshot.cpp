@@ -35,6 +35,16 @@ Known<bool> Platform::hasCapability(int bit) const {
   return bit >= 0 && bit < 64 && ((mask >> bit) & 1) != 0;
 }
 
+IommuVendor iommuVendorOf(const Known<std::string>& cpuVendor) {
+  if (!cpuVendor.known()) return IommuVendor::kUnknown;
+  const std::string& v = cpuVendor.value();
+  if (v == "GenuineIntel") return IommuVendor::kIntel;
+  // Hygon's Dhyana is AMD's Zen under licence, with AMD's IOMMU driver.
+  if (v == "AuthenticAMD" || v == "HygonGenuine") return IommuVendor::kAmd;
+  if (v.rfind("ARM implementer ", 0) == 0) return IommuVendor::kArm;
+  return IommuVendor::kUnknown;
+}
+
 bool Snapshot::envFlag(const std::string& name) const {
   const std::string* v = env(name);
   return v && !v->empty() && *v != "0" && *v != "false";

@@ -312,6 +312,7 @@ Snapshot parseSnapshot(const Json& root) {
   s.platform.kernelCmdline = platform.known<std::string>("kernelCmdline");
   s.platform.acs = platform.known<std::vector<BridgeAcs>>("acs", parseBridges);
   s.platform.processCpuAffinity = platform.known<std::string>("processCpuAffinity");
+  s.platform.cpuVendor = platform.optional<std::string>("cpuVendor");
   s.platform.container = platform.optional<std::string>("container");
   s.platform.ipcNamespace = platform.optional<std::string>("ipcNamespace");
   s.platform.pidNamespace = platform.optional<std::string>("pidNamespace");
@@ -371,6 +372,7 @@ std::string snapshotToJson(const Snapshot& s) {
                       {"acs", knownToJson(s.platform.acs)},
                       {"processCpuAffinity", knownToJson(s.platform.processCpuAffinity)}};
   Json& platform = root["platform"];
+  putOptional(platform, "cpuVendor", s.platform.cpuVendor);
   putOptional(platform, "container", s.platform.container);
   putOptional(platform, "ipcNamespace", s.platform.ipcNamespace);
   putOptional(platform, "pidNamespace", s.platform.pidNamespace);

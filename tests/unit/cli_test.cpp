@@ -96,7 +96,7 @@ TEST_F(Cli, DoctorOfflineExitCodesFollowTheWorstFinding) {
 
 TEST_F(Cli, HiddenGpusAreExplainedNotCrashedOn) {
   // CUDA_VISIBLE_DEVICES="" hides every GPU, on a GPU machine too, so this holds everywhere.
-  for (const char* cmd : {"check", "doctor", "topo", "bench -t ce_write", "coll all_reduce"}) {
+  for (const char* cmd : {"check", "check --ipc", "doctor", "topo", "bench -t ce_write", "coll all_reduce"}) {
     CliRun r = run(cmd, "CUDA_VISIBLE_DEVICES= ");
     EXPECT_EQ(r.exitCode, 3) << cmd << ": " << r.out << r.err;
     EXPECT_NE((r.out + r.err).find("CUDA_VISIBLE_DEVICES"), std::string::npos) << cmd << ": " << r.out << r.err;
@@ -109,6 +109,7 @@ TEST_F(Cli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run("bench --path fastest").exitCode, 2);
   EXPECT_EQ(run("bench --copies 0").exitCode, 2);
   EXPECT_EQ(run("check --size-mib 0").exitCode, 2);
+  EXPECT_EQ(run("check --ipc -d one").exitCode, 2);
   CliRun unknown = run("coll all_sum");
   EXPECT_EQ(unknown.exitCode, 2);
   EXPECT_NE(unknown.err.find("unknown collective 'all_sum'"), std::string::npos) << unknown.err;

@@ -147,6 +147,37 @@ TEST(NormalizeBusId, NvmlAndSysfsForms) {
   EXPECT_EQ(sysfs::normalizeBusId("not a bus id"), "not a bus id");
 }
 
+// ---- cpuVendorFromCpuinfo ---------------------------------------------------------------
+
+TEST(CpuVendorFromCpuinfo, X86VendorIds) {
+  EXPECT_EQ(sysfs::cpuVendorFromCpuinfo("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+                                        "processor\t: 1\nvendor_id\t: GenuineIntel\n"),
+            "GenuineIntel");
+  EXPECT_EQ(sysfs::cpuVendorFromCpuinfo("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7763\n"),
+            "AuthenticAMD");
+}
+
+TEST(CpuVendorFromCpuinfo, ArmImplementer) {
+  // NVIDIA Grace (Neoverse V2) as its /proc/cpuinfo prints it: no vendor_id line.
+  EXPECT_EQ(sysfs::cpuVendorFromCpuinfo("processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd\n"
+                                        "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU part\t: 0xd4f\n"),
+            "ARM implementer 0x41");
+}
+
+TEST(CpuVendorFromCpuinfo, NoVendorLine) {
+  EXPECT_EQ(sysfs::cpuVendorFromCpuinfo(""), std::nullopt);
+  EXPECT_EQ(sysfs::cpuVendorFromCpuinfo("processor\t: 0\nvendor_idx\t: nope\nvendor_id\t:\n"), std::nullopt);
+}
+
+TEST(IommuVendorOf, EachVendorAndUnknown) {
+  EXPECT_EQ(iommuVendorOf(std::string("GenuineIntel")), IommuVendor::kIntel);
+  EXPECT_EQ(iommuVendorOf(std::string("AuthenticAMD")), IommuVendor::kAmd);
+  EXPECT_EQ(iommuVendorOf(std::string("HygonGenuine")), IommuVendor::kAmd);
+  EXPECT_EQ(iommuVendorOf(std::string("ARM implementer 0x41")), IommuVendor::kArm);
+  EXPECT_EQ(iommuVendorOf(std::string("IBM/S390")), IommuVendor::kUnknown);
+  EXPECT_EQ(iommuVendorOf(Known<std::string>::unknown(kNotRecorded)), IommuVendor::kUnknown);
+}
+
 // ---- probe against a fake tree ------------------------------------------------------------
 
 class FakeRoot : public testing::Test {
@@ -218,6 +249,15 @@ TEST_F(FakeRoot, KernelCmdlineAndDriverVersionAreRead) {
             "BOOT_IMAGE=/boot/vmlinuz-6.8.0 root=/dev/sda1 ro intel_iommu=on iommu=pt");
   ASSERT_TRUE(s.driverVersion.known()) << s.driverVersion.reason();
   EXPECT_EQ(s.driverVersion.value(), "550.90.07");
+}
+
+TEST_F(FakeRoot, CpuVendorIsReadFromCpuinfo) {
+  Snapshot none = probeMachine(options());
+  ASSERT_FALSE(none.platform.cpuVendor.known());
+  EXPECT_TRUE(contains(none.platform.cpuVendor.reason(), "/proc/cpuinfo"));
+  write("/proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n");
+  Snapshot s = probeMachine(options());
+  EXPECT_EQ(s.platform.cpuVendor.valueOr("?"), "AuthenticAMD") << s.platform.cpuVendor.reason();
 }
 
 TEST_F(FakeRoot, UnrecognisedDriverVersionLineSaysSo) {

@@ -272,6 +272,33 @@ TEST(SnapshotJson, EqualityNoticesAChangedReason) {
   EXPECT_EQ(back.value(), c);
 }
 
+TEST(SnapshotJson, CpuVendorIsOptionalAndRoundTrips) {
+  // A snapshot written before the field existed loads with it not recorded, and writes back
+  // without it.
+  Snapshot old = snapshotWithUnknowns();
+  old.platform.cpuVendor = Known<std::string>::unknown(kNotRecorded);  // what reading such a file gives
+  const std::string oldText = snapshotToJson(old);
+  EXPECT_EQ(Json::parse(oldText)["platform"].count("cpuVendor"), 0u);
+  Result<Snapshot> oldBack = snapshotFromJson(oldText, "old");
+  ASSERT_TRUE(oldBack.isOk()) << oldBack.status().toString();
+  EXPECT_FALSE(oldBack.value().platform.cpuVendor.known());
+  EXPECT_EQ(oldBack.value().platform.cpuVendor.reason(), kNotRecorded);
+  EXPECT_EQ(snapshotToJson(oldBack.value()), oldText);
+  // Recorded, and unknown with the probe's reason: both kept.
+  for (Known<std::string> vendor :
+       {Known<std::string>(std::string("GenuineIntel")), Known<std::string>::unknown("/proc/cpuinfo: EACCES")}) {
+    Snapshot s = snapshotWithUnknowns();
+    s.platform.cpuVendor = vendor;
+    Result<Snapshot> back = snapshotFromJson(snapshotToJson(s), "mem");
+    ASSERT_TRUE(back.isOk()) << back.status().toString();
+    EXPECT_EQ(back.value().platform.cpuVendor, vendor);
+  }
+  // A fixture that records it.
+  Result<Snapshot> hgx = loadSnapshotFile(dataPath("snapshot_hgx_h100_8gpu.json"));
+  ASSERT_TRUE(hgx.isOk()) << hgx.status().toString();
+  EXPECT_EQ(hgx.value().platform.cpuVendor.valueOr("?"), "GenuineIntel");
+}
+
 TEST(SnapshotJson, EmptySnapshotRoundTrips) {
   Snapshot s;  // no GPU: what a machine without a driver gives
   s.deviceCount = Known<int>::unknown("cudaGetDeviceCount: cudaErrorNoDevice");

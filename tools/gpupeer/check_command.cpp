@@ -1,7 +1,9 @@
-// gpupeer check: enable P2P on every ordered pair and prove it moves the right bytes.
+// gpupeer check: enable P2P on every ordered pair and prove it moves the right bytes; with --ipc,
+// prove that two processes can share GPU memory.
 #include <fmt/format.h>
 
 #include "cli_common.hpp"
+#include "gpupeer/ipc_check.hpp"
 #include "gpupeer/peer_check.hpp"
 
 namespace gpupeer::cli {
@@ -10,10 +12,38 @@ namespace {
 struct Options {
   std::string devices;
   bool json = false;
+  bool ipc = false;
   std::size_t largeMiB = 32;
 };
 
+// --ipc: one GPU (the first of --devices, else 0) shared with a second process both ways.
+int runIpc(const Options& o) {
+  if (!o.devices.empty())
+    if (auto list = parseDeviceList(o.devices, kAnyDeviceCount); !list.isOk()) return reportError(list.status());
+  Snapshot s = probeMachine();
+  if (s.gpus.empty()) {
+    fmt::print(stderr, "gpupeer check --ipc: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
+    for (const IpcObstacle& obstacle : ipcObstacles(s))
+      fmt::print(stderr, "  {}: {} (KB {})\n", obstacle.mechanism, obstacle.why, obstacle.kbId);
+    return kExitNotApplicable;
+  }
+  int device = 0;
+  if (!o.devices.empty()) {
+    Result<std::vector<int>> list = parseDeviceList(o.devices, static_cast<int>(s.gpus.size()));
+    if (!list.isOk()) return reportError(list.status());
+    device = list.value().front();
+  }
+  Result<IpcCheckReport> report = runIpcCheck(s, device);
+  if (!report.isOk()) return reportError(report.status());
+  if (o.json)
+    fmt::print("{}", ipcCheckReportToJson(report.value()));
+  else
+    printTerminal(renderIpcCheckReport(report.value()));
+  return report.value().count(CheckOutcome::kFail) > 0 ? kExitFailed : kExitOk;
+}
+
 int run(const Options& o) {
+  if (o.ipc) return runIpc(o);
   if (o.largeMiB == 0 || o.largeMiB > 4096) {
     fmt::print(stderr, "gpupeer check: --size-mib must be between 1 and 4096\n");
     return kExitUsage;
@@ -57,6 +87,8 @@ CommandRegistrar registrar("check", 30, [](CLI::App& app, int& exitCode) {
       ->check(namesSomething("device"));
   sub->add_option("--size-mib", opts->largeMiB, "largest transfer in MiB (default 32)");
   sub->add_flag("--json", opts->json, "JSON output");
+  sub->add_flag("--ipc", opts->ipc,
+                "check instead that a second process can share GPU memory (cudaIpc handles, cuMem file descriptors)");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 
