@@ -29,9 +29,13 @@ seed snapshot tests/data/snapshot_*.json
 seed kb_entry kb/*/*.json tests/data/kb_canon/*.json
 seed log_lines tests/data/*.txt
 seed matcher tests/data/*.txt
+seed results bench/results/*/*/*.jsonl tests/data/results_*
+seed cpulist
+printf '0-47,96-143\n' >"$build/corpus/cpulist/sysfs"
+printf '0,2,4-7,9\n' >"$build/corpus/cpulist/mixed"
 
 status=0
-for target in snapshot kb_entry log_lines matcher; do
+for target in snapshot kb_entry log_lines matcher cpulist results; do
   crashes="$build/crashes/$target"
   mkdir -p "$crashes"
   log="$build/fuzz_$target.log"

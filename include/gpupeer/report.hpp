@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpupeer/bench.hpp"
@@ -65,6 +66,8 @@ struct ReportResults {
 /// are skipped; a line that looks like JSON but is neither is a warning). Appends to `into`.
 /// An error when the file cannot be read or holds nothing usable.
 Status loadReportResults(const std::string& path, ReportResults& into);
+/// loadReportResults on text already read, named `path` in its messages.
+Status readReportResults(std::string_view text, const std::string& path, ReportResults& into);
 
 /// What the page is made from. Borrowed: the pointers must outlive renderHtmlReport().
 struct ReportInput {

@@ -11,7 +11,21 @@ gpupeer.torch.init_from_process_group(group) for torch.distributed programs.
 Failures raise GpupeerError subclasses carrying the message, the API error name and the KB id.
 """
 
-from . import _lib
+import sys
+
+try:
+    from . import _lib
+except ImportError as _e:
+    # `python -m gpupeer` imports the package before its __main__ can catch anything: the
+    # reason alone (exit 4, as the binary's "could not do its work"), never a traceback. sys.argv[0]
+    # is "-m" while Python looks the module up. An import in a program raises as ever.
+    if sys.argv[:1] == ["-m"] and "gpupeer" in getattr(sys, "orig_argv", ["gpupeer"]):
+        from ._terminal import terminal_safe
+
+        if sys.stderr is not None:
+            print(terminal_safe(str(_e)), file=sys.stderr)
+        raise SystemExit(4) from None
+    raise
 from .communicator import Communicator
 from .diagnosis import check, doctor, explain, load_snapshot, snapshot, topology
 from .errors import (

@@ -10,6 +10,7 @@ import signal
 import sys
 
 from . import __version__, _output_file, diagnosis, errors
+from ._terminal import terminal_safe
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_APPLICABLE, EXIT_ERROR, EXIT_WARNINGS = 0, 1, 2, 3, 4, 5
 
@@ -18,21 +19,50 @@ def _format(args):
     return diagnosis.JSON if args.json else diagnosis.TEXT
 
 
+class _StdoutError(Exception):
+    """Standard output could not be written (closed, a full disk): its errno."""
+
+
+def _write_bytes(data):
+    stream = getattr(sys.stdout, "buffer", sys.stdout)
+    if stream is None:  # started with standard output closed (>&-)
+        raise _StdoutError(9)  # EBADF, what the binary's write gets
+    try:
+        stream.write(data)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _StdoutError(e.errno) from None
+
+
+def _out(text, args=None):
+    """Writes the library's document (or a line) as the binary writes it: byte for byte, text
+    for people with its control characters shown (terminal_safe), JSON as it is."""
+    if args is None or not args.json:
+        text = terminal_safe(text)
+    _write_bytes(text.encode("utf-8", "surrogateescape"))
+
+
+def _err(text):
+    if sys.stderr is not None:
+        print(terminal_safe(text), file=sys.stderr)
+
+
 def _doctor(args):
     document, worst = diagnosis.render_doctor(args.snapshot, not args.no_gpu_actions, _format(args))
-    sys.stdout.write(document)
+    _out(document, args)
     return {diagnosis.NO_GPU: EXIT_NOT_APPLICABLE, "error": EXIT_FAILED, "warning": EXIT_WARNINGS}.get(worst, EXIT_OK)
 
 
 def _no_gpu(prefix, error):
     # The binary's words for a machine without GPUs: the reason alone, no error code or source line.
-    print("%s: %s" % (prefix, error.message), file=sys.stderr)
+    _err("%s: %s" % (prefix, error.message))
     return EXIT_NOT_APPLICABLE
 
 
 def _topo(args):
     try:
-        sys.stdout.write(diagnosis.render_topology(args.snapshot, _format(args)))
+        _out(diagnosis.render_topology(args.snapshot, _format(args)), args)
     except errors.UnsupportedError as e:
         return _no_gpu("gpupeer", e)
     return EXIT_OK
@@ -66,21 +96,35 @@ def _check(args):
         document, failed = diagnosis.render_check(devices, args.size_mib, _format(args))
     except errors.UnsupportedError as e:
         return _no_gpu("gpupeer check", e)
-    sys.stdout.write(document)
+    _out(document, args)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _standard_input():
+    # Streamed by the library from the descriptor, as the binary streams it: any size, any bytes
+    # (NUL, not UTF-8), never decoded here.
+    try:
+        os.fstat(0)
+    except OSError:
+        raise _UsageError("gpupeer explain: standard input is closed; give the text or -f LOG") from None
+    return "/dev/stdin"
 
 
 def _explain(args):
     if bool(args.text) == bool(args.file):
-        print("gpupeer explain: give the error text, -f LOG, or - to read standard input (see --help)", file=sys.stderr)
+        _err("gpupeer explain: give the error text, -f LOG, or - to read standard input (see --help)")
         return EXIT_USAGE
     if args.file == "-" or args.text == ["-"]:
-        document, matches = diagnosis.render_explain(sys.stdin.read(), args.kb, args.top, _format(args), False)
+        document, matches = diagnosis.render_explain(_standard_input(), args.kb, args.top, _format(args), True)
     elif args.file:
+        if os.path.isdir(args.file):
+            raise _UsageError("gpupeer explain: '%s' is a folder; give a log file" % args.file)
         document, matches = diagnosis.render_explain(args.file, args.kb, args.top, _format(args), True)
     else:
-        document, matches = diagnosis.render_explain(" ".join(args.text), args.kb, args.top, _format(args), False)
-    sys.stdout.write(document)
+        # The words as the shell gave them: bytes that are not UTF-8 go to the library as they are.
+        text = b" ".join(os.fsencode(word) for word in args.text)
+        document, matches = diagnosis.render_explain(text, args.kb, args.top, _format(args), False)
+    _out(document, args)
     return EXIT_OK if matches else EXIT_FAILED
 
 
@@ -90,14 +134,32 @@ def _snapshot(args):
     text = diagnosis.render_snapshot(args.snapshot)
     if args.output is not None:  # "" too, which the writer refuses, as the binary does
         _output_file.write_output_file(args.output, text)
-        print("snapshot written to %s" % args.output)
+        _out("snapshot written to %s\n" % args.output)
     else:
-        sys.stdout.write(text)
+        _out(text, args)  # JSON, shown terminal-safe unless --json asks for it as it is
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, writing --help and --version through _out (a failed write is said, not lost)
+    and its errors with their control characters shown."""
+
+    def _print_message(self, message, file=None):
+        if not message:
+            return
+        if file is None or file is sys.stdout:
+            _out(message)
+        elif sys.stderr is not None:
+            sys.stderr.write(terminal_safe(message))
+
+    def exit(self, status=0, message=None):
+        if status == 0:
+            _flush()
+        super().exit(status, message)
+
+
 def parser():
-    p = argparse.ArgumentParser(prog="python -m gpupeer", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="python -m gpupeer", description=__doc__.split("\n\n")[0])
     p.add_argument("--version", action="version", version="gpupeer " + __version__)
     sub = p.add_subparsers(dest="command", required=True)
     snapshot_help = "analyse this snapshot file instead of the machine; nothing on the machine is touched"
@@ -142,16 +204,43 @@ def _die_of_broken_pipe():
     os.kill(os.getpid(), signal.SIGPIPE)
 
 
-def main(argv=None):
-    args = parser().parse_args(argv)
+def _flush():
+    # Here, where a failure can still be caught, not at exit.
     try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _StdoutError(e.errno) from None
+
+
+def _forget_stdout():
+    # What could not be written is dropped, so that Python's own flush at exit does not fail
+    # again with a traceback of its own.
+    if sys.stdout is not None:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            sys.stdout = None
+
+
+def _run(argv):
+    try:
+        args = parser().parse_args(argv)  # SystemExit: 2 on a bad command line, 0 after --help
         code = args.run(args)
-        sys.stdout.flush()  # here, where a closed pipe can still be caught, not at exit
+        _flush()
         return code
     except BrokenPipeError:
         _die_of_broken_pipe()
+    except _StdoutError as e:
+        _forget_stdout()
+        _err("gpupeer: error: cannot write standard output: %s" % os.strerror(e.args[0] or 5))
+        return EXIT_ERROR
     except _UsageError as e:
-        print(e, file=sys.stderr)
+        _err(str(e))
         return EXIT_USAGE
     except errors.GpupeerError as e:
         usage = isinstance(e, (errors.InvalidArgumentError, errors.ArgumentTypeError, errors.ParseError,
@@ -162,8 +251,14 @@ def main(argv=None):
         # without gpupeer's source line; gpupeer's own failures keep it, for a bug report.
         if (usage or not_applicable) and e.location and text.endswith(" at " + e.location):
             text = text[:-len(" at " + e.location)]
-        print("gpupeer: error: %s" % text, file=sys.stderr)
+        _err("gpupeer: error: %s" % text)
         return EXIT_USAGE if usage else EXIT_NOT_APPLICABLE if not_applicable else EXIT_ERROR
+
+
+def main(argv=None):
+    if sys.stderr is None:  # started with standard error closed: its lines go nowhere, quietly
+        sys.stderr = open(os.devnull, "w")
+    return _run(argv)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Loads libgpupeer_c.so and declares the C API's functions (include/gpupeer/c_api.h).
 
-Where the library is looked for, first found wins: $GPUPEER_LIBRARY (a file), the package's own
-folder (an installed copy, scripts/install_python.sh), then <checkout>/build and
-<checkout>/build-*/ (running from the source tree with PYTHONPATH=python).
+Where the library is looked for: $GPUPEER_LIBRARY where it is set (that file and no other: a
+wrong value is an ImportError naming it, never another library quietly), else, first found
+wins, the package's own folder (an installed copy, scripts/install_python.sh), then
+<checkout>/build and <checkout>/build-*/ (running from the source tree with PYTHONPATH=python).
 """
 
 import ctypes
@@ -80,9 +81,9 @@ EXPECTED_C_API_VERSION = 1
 
 def candidates():
     """The paths tried, in order."""
-    found = []
     if os.environ.get("GPUPEER_LIBRARY"):
-        found.append(os.environ["GPUPEER_LIBRARY"])
+        return [os.environ["GPUPEER_LIBRARY"]]
+    found = []
     found.append(os.path.join(_HERE, _NAME))
     checkout = os.path.dirname(os.path.dirname(_HERE))
     found.append(os.path.join(checkout, "build", _NAME))
@@ -90,17 +91,31 @@ def candidates():
     return found
 
 
+def _open(path):
+    named = "GPUPEER_LIBRARY=%s" % path if os.environ.get("GPUPEER_LIBRARY") else path
+    if not os.path.isfile(path):
+        raise ImportError("gpupeer: %s is not a file; set GPUPEER_LIBRARY to the path of %s" % (named, _NAME))
+    try:
+        return ctypes.CDLL(path)
+    except OSError as e:  # not a library, another architecture, a library it needs missing
+        reason = str(e)
+        if reason.startswith(path + ": "):
+            reason = reason[len(path) + 2:]
+        raise ImportError("gpupeer: %s cannot be loaded as %s: %s" % (named, _NAME, reason)) from None
+
+
 def _load():
     tried = candidates()
-    for path in tried:
-        if os.path.isfile(path):
-            lib = ctypes.CDLL(path)
-            break
+    if os.environ.get("GPUPEER_LIBRARY"):
+        lib, path = _open(tried[0]), tried[0]
     else:
-        raise ImportError(
-            "gpupeer: %s not found (tried %s); build it with scripts/install_python.sh or set GPUPEER_LIBRARY"
-            % (_NAME, ", ".join(tried))
-        )
+        path = next((p for p in tried if os.path.isfile(p)), None)
+        if path is None:
+            raise ImportError(
+                "gpupeer: %s not found (tried %s); build it with scripts/install_python.sh or set GPUPEER_LIBRARY"
+                % (_NAME, ", ".join(tried))
+            )
+        lib = _open(path)
     for table, required in ((_SIGNATURES, True), (_OPTIONAL, False)):
         for name, (restype, argtypes) in table.items():
             try:
@@ -165,7 +180,9 @@ def has(name):
 
 
 def _text(raw):
-    return raw.decode("utf-8", "replace") if raw else ""
+    # A byte that is not UTF-8 (in a file name) as \xNN: printable anywhere, and what the binary
+    # shows for it.
+    return raw.decode("utf-8", "backslashreplace") if raw else ""
 
 
 def error_from(record, code):
@@ -211,6 +228,31 @@ def call_for_string(fn, *args, extra=None):
     if code != 0:
         raise error_from(err.value, code)
     try:
-        return ctypes.string_at(out.value).decode("utf-8")
+        # Bytes that are not UTF-8 (a log line shown as it was) are kept, as U+DC80..U+DCFF, for
+        # the CLI to print as the binary prints them.
+        return ctypes.string_at(out.value).decode("utf-8", "surrogateescape")
     finally:
         lib.gpupeer_string_free(out.value)
+
+
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+
+
+def int_arg(value, name, low=INT_MIN, high=INT_MAX):
+    """`value` checked to be an int from `low` to `high` (by default a C int's range), for an
+    argument that ctypes would otherwise cut to its C type without a word (2**32 + 5 read as 5)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise errors.ArgumentTypeError("%s: an int, not %s" % (name, type(value).__name__))
+    if not low <= value <= high:
+        raise errors.InvalidArgumentError("%s: %d is out of range (%d to %d)" % (name, value, low, high))
+    return value
+
+
+def path_bytes(path, name):
+    """A path (str, bytes or os.PathLike) as the bytes the C API takes; a str that no file name
+    can hold (a lone surrogate that did not come from undecodable bytes) is refused by name."""
+    try:
+        return os.fsencode(path)
+    except UnicodeEncodeError as e:
+        raise errors.InvalidArgumentError(
+            "%s: %r at position %d cannot be part of a file name" % (name, e.object[e.start], e.start)) from None

@@ -27,6 +27,8 @@ class Communicator:
         devices = list(devices)
         if not all(isinstance(d, int) for d in devices):
             raise errors.ArgumentTypeError("devices: a list of device ordinals (ints)")
+        for d in devices:
+            _lib.int_arg(d, "devices")
         array = (ctypes.c_int * len(devices))(*devices)
         handle, err = ctypes.c_void_p(), ctypes.c_void_p()
         code = lib.gpupeer_comm_create(array, len(devices), ctypes.addressof(handle), ctypes.addressof(err))
@@ -129,11 +131,11 @@ class Communicator:
 
     def broadcast(self, tensors, outs=None, root=0, streams=None):
         """outs[r] (default: tensors[r]) = tensors[root]."""
-        return self._collective(_ops.BROADCAST, tensors, outs, 0, root, streams)
+        return self._collective(_ops.BROADCAST, tensors, outs, 0, _lib.int_arg(root, "root"), streams)
 
     def reduce(self, tensors, outs=None, op="sum", root=0, streams=None):
         """outs[root] (default: tensors[root]) = the reduction; other ranks' outs may be None."""
-        return self._collective(_ops.REDUCE, tensors, outs, _ops.redop(op), root, streams)
+        return self._collective(_ops.REDUCE, tensors, outs, _ops.redop(op), _lib.int_arg(root, "root"), streams)
 
     def all_to_all(self, tensors, outs, streams=None):
         """Chunk q of outs[r] = chunk r of tensors[q] (world_size chunks)."""

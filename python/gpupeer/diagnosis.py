@@ -23,7 +23,7 @@ def _source(snapshot):
     if isinstance(snapshot, dict):
         return None, json.dumps(snapshot).encode()
     if isinstance(snapshot, (str, bytes, os.PathLike)):
-        return os.fsencode(snapshot), None
+        return _lib.path_bytes(snapshot, "snapshot"), None
     raise errors.ArgumentTypeError(
         "snapshot: a path, a dict from gpupeer.snapshot() or None, not %s" % type(snapshot).__name__)
 
@@ -31,7 +31,7 @@ def _source(snapshot):
 def render_snapshot(path=None):
     """``gpupeer snapshot --json``'s text: of the snapshot file at `path` (checked), else of
     this machine."""
-    return _lib.call_for_string(lib.gpupeer_snapshot_json, os.fsencode(path) if path else None, None)
+    return _lib.call_for_string(lib.gpupeer_snapshot_json, _lib.path_bytes(path, "path") if path else None, None)
 
 
 def snapshot():
@@ -71,6 +71,8 @@ def render_check(devices=None, size_mib=32, format=TEXT):
         devices = list(devices)
         if not all(isinstance(d, int) for d in devices):
             raise errors.ArgumentTypeError("devices: a list of device ordinals (ints)")
+        for d in devices:
+            _lib.int_arg(d, "devices")
         array, count = (ctypes.c_int * len(devices))(*devices), len(devices)
     failed = ctypes.c_int(0)
     document = _lib.call_for_string(lib.gpupeer_check, array, count, size_mib << 20, format, extra=failed)
@@ -112,19 +114,39 @@ def _is_log_file(text_or_path):
     return isinstance(text_or_path, str) and "\n" not in text_or_path and os.path.isfile(text_or_path)
 
 
+def _message_bytes(text):
+    """An error message as the C API takes it: bytes as they are (the CLI's words, as the shell
+    gave them), a str as UTF-8; a str that UTF-8 cannot hold (a lone surrogate) is refused by
+    name."""
+    if isinstance(text, bytes):
+        if b"\0" in text:
+            raise errors.InvalidArgumentError("text_or_path: a NUL byte at position %d; give a log with it as a path"
+                                              % text.index(b"\0"))
+        return text
+    try:
+        text = str(text).encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise errors.InvalidArgumentError(
+            "text_or_path: %r at position %d is a lone surrogate, not text"
+            % (e.object[e.start], e.start)) from None
+    return _message_bytes(text)
+
+
 def render_explain(text_or_path, kb_dirs=(), top=5, format=TEXT, is_file=None):
-    """(document, number of KB entries that matched)."""
+    """(document, number of KB entries that matched). `text_or_path` may also be bytes: the
+    message as the command line gave it."""
     if not isinstance(top, int) or top < 0:
         raise errors.InvalidArgumentError("top: a count of matches (0 = all), not %r" % (top,))
-    if not isinstance(text_or_path, (str, os.PathLike)):
+    _lib.int_arg(top, "top", 0, 2**63 - 1)
+    if not isinstance(text_or_path, (str, bytes, os.PathLike)):
         raise errors.ArgumentTypeError(
             "text_or_path: an error message or a log path, not %s" % type(text_or_path).__name__)
-    dirs = [os.fsencode(d) for d in kb_dirs]
+    dirs = [_lib.path_bytes(d, "kb_dirs") for d in kb_dirs]
     array = (ctypes.c_char_p * len(dirs))(*dirs) if dirs else None
     if _is_log_file(text_or_path) if is_file is None else is_file:
-        text, path = None, os.fsencode(text_or_path)
+        text, path = None, _lib.path_bytes(text_or_path, "text_or_path")
     else:
-        text, path = str(text_or_path).encode(), None
+        text, path = _message_bytes(text_or_path), None
         if not text.strip():
             raise errors.InvalidArgumentError("text_or_path: empty")
     matches = ctypes.c_size_t(0)
@@ -137,4 +159,6 @@ def explain(text_or_path, kb_dirs=(), top=5):
     ranked, each with its cause, dead ends and workarounds. `text_or_path` is the message, or a
     path to a log (any size, streamed). `kb_dirs` adds KB directories; `top` 0 means every match.
     """
+    if isinstance(text_or_path, bytes):
+        raise errors.ArgumentTypeError("text_or_path: an error message (str) or a log path, not bytes")
     return json.loads(render_explain(text_or_path, kb_dirs, top, JSON)[0])

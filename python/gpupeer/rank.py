@@ -34,11 +34,18 @@ def get_unique_id():
 
 def _device_or_current(device):
     if device is not None:
-        return int(device)
+        return _lib.int_arg(device, "device")
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
         return torch.cuda.current_device()  # torch's runtime, not the library's, knows it
     return -1
+
+
+def _ints(rank, world_size, timeout_ms):
+    # Checked here: ctypes would cut 2**32 + 5 to 5 without a word. The library checks the rest
+    # (rank below world_size, world_size at least 1).
+    return (_lib.int_arg(rank, "rank"), _lib.int_arg(world_size, "world_size"),
+            0 if timeout_ms is None else _lib.int_arg(timeout_ms, "timeout_ms", 0))
 
 
 def init(rank, world_size, unique_id, device=None, timeout_ms=None):
@@ -46,6 +53,7 @@ def init(rank, world_size, unique_id, device=None, timeout_ms=None):
     current device, else the thread's current one). Returns when every rank has joined, or
     raises CommTimeoutError naming the ranks missing."""
     _require("gpupeer_rank_comm_init")
+    rank, world_size, timeout_ms = _ints(rank, world_size, timeout_ms)
     if not isinstance(unique_id, (bytes, bytearray)) or len(unique_id) != UNIQUE_ID_BYTES:
         raise errors.InvalidArgumentError("unique_id: the %d bytes of gpupeer.get_unique_id()" % UNIQUE_ID_BYTES)
     handle, err = ctypes.c_void_p(), ctypes.c_void_p()
@@ -60,6 +68,7 @@ def init_with_all_gather(rank, world_size, all_gather, device=None, timeout_ms=N
     """Like init, with `all_gather(blob: bytes) -> list of every rank's bytes` carrying the
     start-up exchange (a framework's process group or store) instead of gpupeer's socket."""
     _require("gpupeer_rank_comm_init_all_gather")
+    rank, world_size, timeout_ms = _ints(rank, world_size, timeout_ms)
     callback = gather_callback(all_gather, world_size)
     handle, err = ctypes.c_void_p(), ctypes.c_void_p()
     code = lib.gpupeer_rank_comm_init_all_gather(world_size, rank, callback, None, _device_or_current(device),
@@ -196,12 +205,12 @@ class RankCommunicator:
 
     def broadcast(self, tensor, out=None, root=0, stream=None):
         """out (default: tensor) = the root's tensor."""
-        return self._collective(_ops.BROADCAST, tensor, out, 0, root, stream)
+        return self._collective(_ops.BROADCAST, tensor, out, 0, _lib.int_arg(root, "root"), stream)
 
     def reduce(self, tensor, out=None, op="sum", root=0, stream=None):
         """The root's out (default: tensor) = the reduction of every rank's tensor; other ranks'
         out is not written."""
-        return self._collective(_ops.REDUCE, tensor, out, _ops.redop(op), root, stream)
+        return self._collective(_ops.REDUCE, tensor, out, _ops.redop(op), _lib.int_arg(root, "root"), stream)
 
     def all_to_all(self, tensor, out, stream=None):
         """Chunk q of rank r's out = chunk r of rank q's tensor (world_size chunks)."""
@@ -211,7 +220,7 @@ class RankCommunicator:
         """Sends tensor to rank `peer`, which calls recv with this rank."""
         buf = self._buffer(tensor, "tensor")
         stream, handle = tensors.stream_handle(stream, buf), self._live()
-        code = lib.gpupeer_rank_comm_send(handle, buf[PTR], buf[COUNT], buf[DTYPE], peer, stream, self._err.address)
+        code = lib.gpupeer_rank_comm_send(handle, buf[PTR], buf[COUNT], buf[DTYPE], _lib.int_arg(peer, "peer"), stream, self._err.address)
         if code != 0:
             self._err.raise_for(code)
 
@@ -219,7 +228,7 @@ class RankCommunicator:
         """Receives into tensor what rank `peer` sends."""
         buf = self._buffer(tensor, "tensor")
         stream, handle = tensors.stream_handle(stream, buf), self._live()
-        code = lib.gpupeer_rank_comm_recv(handle, buf[PTR], buf[COUNT], buf[DTYPE], peer, stream, self._err.address)
+        code = lib.gpupeer_rank_comm_recv(handle, buf[PTR], buf[COUNT], buf[DTYPE], _lib.int_arg(peer, "peer"), stream, self._err.address)
         if code != 0:
             self._err.raise_for(code)
         return tensor

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 namespace gpupeer {
 
@@ -66,6 +68,38 @@ int jsonNestingDepth(std::string_view text, int limit) {
     }
   }
   return deepest;
+}
+
+std::size_t jsonKeyPastLimit(std::string_view text, std::size_t limit) {
+  constexpr std::size_t kArray = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> keys;  // per open bracket: keys so far, or kArray
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;  // the escaped character, whatever it is
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{') {
+      keys.push_back(0);
+    } else if (c == '[') {
+      keys.push_back(kArray);
+    } else if (c == '}' || c == ']') {
+      if (!keys.empty()) keys.pop_back();
+    } else if (c == ':' && !keys.empty() && keys.back() != kArray && ++keys.back() > limit) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::string jsonTooManyKeysMessage(std::string_view text, std::string_view sourceName, std::size_t offset) {
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) line += text[i] == '\n';
+  return fmt::format("{}:{}: a JSON object with more than {} keys; refused", sourceName, line, kMaxJsonObjectKeys);
 }
 
 std::string jsonSyntaxMessage(std::string_view text, std::string_view sourceName, std::size_t errorByte,

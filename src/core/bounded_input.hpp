@@ -31,6 +31,19 @@ inline constexpr int kMaxJsonDepth = 64;
 /// without waiting for its writer), named with `what`: "snapshot file".
 Result<std::string> readFileBounded(const std::string& path, std::size_t maxBytes, std::string_view what);
 
+/// Most keys read in one JSON object. The largest a gpupeer file holds is a snapshot's
+/// environment, a few dozen; the JSON library's ordered objects search their keys on every
+/// insert, so an object of 150,000 keys would take time quadratic in them.
+inline constexpr std::size_t kMaxJsonObjectKeys = 10000;
+
+/// The offset in `text` of the first key past `limit` keys in one object (a key is counted at
+/// its ':', outside strings), or npos where every object has at most `limit`. Linear.
+std::size_t jsonKeyPastLimit(std::string_view text, std::size_t limit);
+
+/// "source:line: a JSON object with more than kMaxJsonObjectKeys keys; refused", the line that of
+/// byte `offset` of `text`.
+std::string jsonTooManyKeysMessage(std::string_view text, std::string_view sourceName, std::size_t offset);
+
 /// The depth of the deepest array or object in `text` (brackets inside strings not counted),
 /// stopping early once past `limit`.
 int jsonNestingDepth(std::string_view text, int limit);
@@ -42,12 +55,14 @@ std::string jsonSyntaxMessage(std::string_view text, std::string_view sourceName
 
 /// `text` parsed as JSON (nlohmann::json or nlohmann::ordered_json), or kParse naming
 /// `sourceName`, the line and column, and the problem: syntax, invalid UTF-8, a number out of
-/// range, nesting deeper than kMaxJsonDepth.
+/// range, nesting deeper than kMaxJsonDepth, an object of more than kMaxJsonObjectKeys keys.
 template <class Json>
 Result<Json> parseJsonText(std::string_view text, std::string_view sourceName) {
   if (jsonNestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth)
     return GPUPEER_ERROR(ErrorCode::kParse,
                          fmt::format("{}: JSON nested more than {} levels deep; refused", sourceName, kMaxJsonDepth));
+  if (std::size_t past = jsonKeyPastLimit(text, kMaxJsonObjectKeys); past != std::string_view::npos)
+    return GPUPEER_ERROR(ErrorCode::kParse, jsonTooManyKeysMessage(text, sourceName, past));
   try {
     return Json::parse(text);
   } catch (const typename Json::parse_error& e) {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/terminal_text.hpp"
+
 namespace gpupeer {
 namespace {
 
@@ -50,7 +52,9 @@ void setLogLevel(LogLevel level) { gLevel.store(static_cast<int>(level)); }
 
 void logLine(LogLevel level, const char* file, int line, std::string_view message) {
   const char* base = std::strrchr(file, '/');
-  std::string text = fmt::format("gpupeer {} {}:{} {}\n", levelName(level), base ? base + 1 : file, line, message);
+  // Messages carry file names, environment values and log text: shown, never obeyed.
+  std::string text =
+      fmt::format("gpupeer {} {}:{} {}\n", levelName(level), base ? base + 1 : file, line, terminalSafe(message));
   // One write() per line so lines from several threads do not interleave.
   ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
   (void)ignored;

@@ -94,23 +94,33 @@ void acsRedirect(const Snapshot& s, const Measurements*, Findings& out) {
                  gpusOf(s, behind)});
 }
 
+namespace {
+
+// A CPU list as the evidence shows it: cut, so that a list of thousands of ranges, once per
+// GPU, cannot make the finding megabytes long.
+std::string shownCpus(const Known<std::string>& list) {
+  constexpr std::size_t kShown = 120;
+  const std::string& text = list.value();
+  return text.size() <= kShown ? text : text.substr(0, kShown) + fmt::format("... ({} characters)", text.size());
+}
+
+}  // namespace
+
 void numaRemoteAffinity(const Snapshot& s, const Measurements*, Findings& out) {
   if (!s.platform.processCpuAffinity.known()) return;
-  auto mine = parseCpuList(s.platform.processCpuAffinity.value());
+  // As ranges: a hostile list ("0-65535" thousands of times, 300 ranges per GPU) costs its length.
+  auto mine = parseCpuRanges(s.platform.processCpuAffinity.value());
   if (!mine || mine->empty()) return;
   std::string evidence;
   std::vector<int> remote;
   std::set<int> nodes;
   for (const Gpu& g : s.gpus) {
     if (!g.cpuAffinity.known()) continue;
-    auto local = parseCpuList(g.cpuAffinity.value());
-    if (!local || local->empty()) continue;
-    bool overlap = false;
-    for (int c : *mine) overlap = overlap || local->count(c);
-    if (overlap) continue;
-    evidence += fmt::format("\n  GPU{}: local CPUs {}{}, this process runs on {}", g.index, g.cpuAffinity.value(),
+    auto local = parseCpuRanges(g.cpuAffinity.value());
+    if (!local || local->empty() || cpuRangesOverlap(*mine, *local)) continue;
+    evidence += fmt::format("\n  GPU{}: local CPUs {}{}, this process runs on {}", g.index, shownCpus(g.cpuAffinity),
                             g.numaNode.known() ? fmt::format(" (NUMA node {})", g.numaNode.value()) : "",
-                            s.platform.processCpuAffinity.value());
+                            shownCpus(s.platform.processCpuAffinity));
     remote.push_back(g.index);
     if (g.numaNode.known()) nodes.insert(g.numaNode.value());
   }

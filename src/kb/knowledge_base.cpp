@@ -17,10 +17,19 @@ Status KnowledgeBase::add(KbEntry entry) {
                          fmt::format("duplicate id '{}' (already loaded from {})", entry.id,
                                      first.sourceFile.empty() ? "code" : first.sourceFile));
   }
+  // Bounded before compiling: a regex of 150,000 alternatives took a minute in the literal scan.
+  if (entry.regex.size() > kb_detail::kMaxKbRegexBytes)
+    return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("regex of '{}' is {} bytes long; at most {} are taken",
+                                                        entry.id, entry.regex.size(), kb_detail::kMaxKbRegexBytes));
   RE2 re(entry.regex, kb_detail::kbRegexOptions());
   if (!re.ok())
     return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("regex of '{}' does not compile with RE2: {} (regex: {})",
                                                         entry.id, re.error(), entry.regex));
+  if (re.ProgramSize() > kb_detail::kMaxKbRegexProgram)
+    return GPUPEER_ERROR(ErrorCode::kParse,
+                         fmt::format("regex of '{}' compiles to {} RE2 instructions (at most {}): its repeats or "
+                                     "alternatives are too large to match long lines in bounded time (regex: {})",
+                                     entry.id, re.ProgramSize(), kb_detail::kMaxKbRegexProgram, entry.regex));
   // A regex that matches an empty line would match every line of every log.
   if (RE2::PartialMatch("", re))
     return GPUPEER_ERROR(ErrorCode::kParse, fmt::format("regex of '{}' matches an empty line, so it would match "

@@ -196,9 +196,15 @@ Status nestedTooDeep(const std::string& where) {
 Status loadReportResults(const std::string& path, ReportResults& into) {
   Result<std::string> read = readFileBounded(path, kMaxResultsBytes, "results file");
   if (!read.isOk()) return read.status();
-  const std::string& text = read.value();
+  return readReportResults(read.value(), path, into);
+}
+
+Status readReportResults(std::string_view text, const std::string& path, ReportResults& into) {
   // A whole-file document first (`coll --json` is pretty-printed over many lines). Nesting is
   // measured before parsing: the JSON library's copies and destructor recurse once per level.
+  // Keys are counted too: an object's every insert searches the keys before it.
+  if (std::size_t past = jsonKeyPastLimit(text, kMaxJsonObjectKeys); past != std::string_view::npos)
+    return GPUPEER_ERROR(ErrorCode::kParse, jsonTooManyKeysMessage(text, path, past));
   if (jsonNestingDepth(text, kMaxJsonDepth) <= kMaxJsonDepth) {
     Json whole = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!whole.is_discarded()) {
@@ -211,7 +217,7 @@ Status loadReportResults(const std::string& path, ReportResults& into) {
     }
   }
   std::size_t used = 0, lineNumber = 0;
-  std::stringstream lines(text);
+  std::stringstream lines{std::string(text)};
   for (std::string line; std::getline(lines, line);) {
     ++lineNumber;
     std::size_t first = line.find_first_not_of(" \t\r");

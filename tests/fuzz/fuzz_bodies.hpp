@@ -10,8 +10,10 @@
 #include <string>
 #include <string_view>
 
+#include "gpupeer/cpulist.hpp"
 #include "gpupeer/doctor.hpp"
 #include "gpupeer/kb.hpp"
+#include "gpupeer/report.hpp"
 #include "gpupeer/snapshot_json.hpp"
 #include "gpupeer/topology.hpp"
 #include "kb/log_lines.hpp"
@@ -102,6 +104,37 @@ inline void matcherBody(std::string_view data) {
     require(m.firstLine >= 1 && m.firstLine <= scan.linesRead, "a match's line was read");
   }
   require(scan.bytesRead == data.size(), "every byte is read");
+}
+
+/// CPU list reader: any text gives sorted, merged ranges within the caps, or nullopt; the
+/// list written back from them reads back the same.
+inline void cpuListBody(std::string_view data) {
+  std::optional<CpuRanges> ranges = parseCpuRanges(std::string(data));
+  if (!ranges) return;
+  require(ranges->size() <= kMaxCpuListRanges, "at most the cap of ranges");
+  for (std::size_t i = 0; i < ranges->size(); ++i) {
+    const auto& [lo, hi] = (*ranges)[i];
+    require(lo >= 0 && lo <= hi && hi <= kMaxCpuNumber, "a range is ordered and within the CPU numbers");
+    require(i == 0 || (*ranges)[i - 1].second + 1 < lo, "ranges are sorted, apart and merged");
+  }
+  std::optional<std::set<int>> cpus = parseCpuList(std::string(data));
+  require(cpus.has_value(), "the set reads where the ranges do");
+  std::optional<CpuRanges> back = parseCpuRanges(formatCpuList(*cpus));
+  require(back && *back == *ranges, "a list written back reads back the same");
+  if (!ranges->empty()) require(cpuRangesOverlap(*ranges, *ranges), "a list shares its CPUs with itself");
+}
+
+/// `report --results` reader: any text gives results within the caps or an error that names
+/// its reason.
+inline void resultsBody(std::string_view data) {
+  ReportResults results;
+  Status read = readReportResults(data, "fuzz.jsonl", results);
+  if (!read.isOk()) {
+    require(!read.message().empty(), "an error names its reason");
+    return;
+  }
+  for (const BenchResult& b : results.bench) require(b.cells.size() <= 16384, "cells within their cap");
+  for (const CollectiveTable& t : results.collectives) require(t.rows.size() <= 256, "rows within their cap");
 }
 
 }  // namespace gpupeer::fuzz

@@ -261,6 +261,52 @@ TEST_F(BadInputCli, EscapeSequencesInAGpuNameAreShownNotObeyed) {
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
 }
 
+// Every path that echoes untrusted text to a terminal: a report's file name, a GPU-less
+// snapshot's reason and CUDA_VISIBLE_DEVICES, a KB folder in a warning, a log's C1 byte.
+TEST_F(BadInputCli, EchoedFileNamesAndReasonsAreShownNotObeyed) {
+  std::string report = scratch_.path() + "/r\x1b]0;owned\x07.html";
+  CliRun r = run("report --snapshot " + kEightGpus + " -o " + quote(report));
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("r\\x1b]0;owned\\x07.html"), std::string::npos) << r.out;
+
+  std::ifstream in(kData + "/snapshot_h200_2gpu_captured.json");
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(in);
+  j["gpus"] = nlohmann::json::array();
+  j["pairs"] = nlohmann::json::array();
+  j["deviceCount"] = {{"unknown", "cudaGetDeviceCount failed\x1b[2J\xc2\x9b"}};
+  j["environment"]["CUDA_VISIBLE_DEVICES"] = "0\x1b]0;owned\x07";
+  std::string noGpu = scratch_.write("no-gpu.json", j.dump());
+  // From a snapshot, and from this machine with the variable set (no GPU left to see either way).
+  for (const std::string& args : {"topo --snapshot " + noGpu, "doctor --snapshot " + noGpu, std::string("check"),
+                                  std::string("bench -t ce_write")}) {
+    r = run(args, "CUDA_VISIBLE_DEVICES=\"$(printf 'x\\033[2J')\" ");
+    EXPECT_TRUE(args.starts_with("doctor") || r.exitCode == 3) << args << ": " << r.exitCode << r.err;
+    for (char c : {'\x1b', '\x07'}) EXPECT_EQ((r.out + r.err).find(c), std::string::npos) << args << r.err;
+    EXPECT_EQ((r.out + r.err).find("\xc2\x9b"), std::string::npos) << args << r.err;
+  }
+  r = run("topo --snapshot " + noGpu);
+  EXPECT_NE(r.err.find("failed\\x1b[2J\\u009b"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0\\x1b]0;owned\\x07"), std::string::npos) << r.err;
+
+  r = run("explain peer access is not supported between these two devices",
+          "GPUPEER_KB_PATH=" + quote(scratch_.path() + "/kb\x1b[8m\x9b") + " ");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kb\\x1b[8m\\x9b"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInputCli, C1ByteInALogIsShownNotObeyed) {
+  std::string log = scratch_.write("c1.log",
+                                   "peer access is not supported between these two devices \x9b"
+                                   "2J \xc2\x9b"
+                                   "31m\n");
+  CliRun r = run("explain -f " + log);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x9b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("devices \\x9b2J \\u009b31m"), std::string::npos) << r.out;
+}
+
 TEST_F(BadInputCli, ControlCharactersInALogAreShownNotObeyed) {
   std::string log = scratch_.write(
       "backspace.log", "peer access is not supported between these two devices\x08\x08\x08\x08\x08\x08 fine\n");

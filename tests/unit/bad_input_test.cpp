@@ -60,6 +60,13 @@ std::string withText(const std::string& marker, const std::string& replacement) 
   return text.replace(at, marker.size(), replacement);
 }
 
+// {"k0":0,"k1":1,...}: an object of `count` distinct keys.
+std::string manyKeys(int count) {
+  std::string text = "{";
+  for (int i = 0; i < count; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  return text + "}";
+}
+
 std::vector<SnapshotCase> snapshotCases() {
   Json dupGpu = twoGpuSnapshot();
   dupGpu["gpus"][1]["index"] = 0;
@@ -79,6 +86,10 @@ std::vector<SnapshotCase> snapshotCases() {
       {"DeepNesting", std::string(200000, '[') + std::string(200000, ']'), "nested more than 64 levels"},
       {"DeepNestingInAField", damaged("/description", Json::parse(std::string(100, '[') + std::string(100, ']'))),
        "nested more than 64 levels"},
+      // 150,000 keys in a field nobody reads: refused by count, before the JSON library's
+      // ordered object would search its keys on every insert (minutes).
+      {"ManyKeysInAnUnreadField", withText("\"description\":", "\"description\":" + manyKeys(150000) + ",\"x\":"),
+       "a JSON object with more than 10000 keys; refused"},
       {"TopLevelArray", "[1, 2, 3]", "expected an object"},
       {"NotASnapshot", R"({"schema": "something.else"})", "not a gpupeer snapshot"},
       {"SchemaVersionZero", damaged("/version", 0), "version 0 is not supported"},
@@ -214,9 +225,16 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, BadKbEntry, ::testing::ValuesIn(kbCases()),
 
 struct RegexCase {
   const char* name;
-  const char* regex;
+  std::string regex;
   const char* messagePart;  // nullptr: accepted
 };
+
+// "e0|e1|...": `count` alternatives.
+std::string alternatives(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i) text += (i ? "|e" : "e") + std::to_string(i);
+  return text;
+}
 // Test names say which case; GoogleTest prints the case by its name, not as bytes.
 void PrintTo(const RegexCase& c, std::ostream* os) { *os << c.name; }
 
@@ -242,18 +260,22 @@ TEST_P(KbRegex, IsRefusedOrMatchesInLinearTime) {
   EXPECT_EQ(scan.linesRead, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalogue, KbRegex,
-                         ::testing::Values(RegexCase{"Unbalanced", "peer (access", "does not compile"},
-                                           RegexCase{"BadEscape", "peer \\", "does not compile"},
-                                           RegexCase{"Backreference", "(a)\\1", "does not compile"},
-                                           RegexCase{"RepeatTooLarge", "a{1001}", "does not compile"},
-                                           RegexCase{"NestedRepeatTooLarge", "((a{1000}){1000}){1000}",
-                                                     "does not compile"},
-                                           RegexCase{"MatchesEveryLine", "x*", "matches an empty line"},
-                                           RegexCase{"EmptyAlternative", "peer|", "matches an empty line"},
-                                           RegexCase{"Catastrophic", "(a+)+$b", nullptr},
-                                           RegexCase{"ManyAlternatives", "(a|aa|aaa|aaaa|b)*c", nullptr}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Catalogue, KbRegex,
+    ::testing::Values(
+        RegexCase{"Unbalanced", "peer (access", "does not compile"},
+        RegexCase{"BadEscape", "peer \\", "does not compile"}, RegexCase{"Backreference", "(a)\\1", "does not compile"},
+        RegexCase{"RepeatTooLarge", "a{1001}", "does not compile"},
+        RegexCase{"NestedRepeatTooLarge", "((a{1000}){1000}){1000}", "does not compile"},
+        RegexCase{"MatchesEveryLine", "x*", "matches an empty line"},
+        RegexCase{"EmptyAlternative", "peer|", "matches an empty line"},
+        // Refused before compiling (the literal scan took
+        // a minute over 150,000 alternatives), and where
+        // RE2's DFA would give up on long lines.
+        RegexCase{"TooManyAlternatives", alternatives(150000), "bytes long; at most 4096 are taken"},
+        RegexCase{"RepeatTooWideForLongLines", "(?s).{1,1000}x", "compiles to 8004 RE2 instructions (at most 4000)"},
+        RegexCase{"Catastrophic", "(a+)+$b", nullptr}, RegexCase{"ManyAlternatives", "(a|aa|aaa|aaaa|b)*c", nullptr}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST(BadKbFile, LargerThanTheLimitIsSkippedWithAWarning) {
   testing::TempDir dir;

@@ -55,6 +55,14 @@ TEST(BadResults, DeepNestingInARowOrCellIsRefused) {
       "no result found");
 }
 
+TEST(BadResults, ObjectWithTooManyKeysIsRefusedByCount) {
+  std::string keys = "{";
+  for (int i = 0; i < 150000; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  keys += "}";
+  expectRefused("$ gpupeer bench\n{\"testcase\": \"ce_write\", \"extra\": " + keys + ", \"cells\": []}\n",
+                "results.jsonl:2: a JSON object with more than 10000 keys; refused");
+}
+
 TEST(BadResults, WronglyTypedFieldIsNamed) {
   expectRefused(R"({"testcase": "ce_write", "cells": [{"src": 0, "dst": 1, "verified": "yes"}]})",
                 "results.jsonl: field 'cells[0].verified': expected true or false");

@@ -142,6 +142,27 @@ TEST(DoctorRules, NumaAffinityAndComputeMode) {
   EXPECT_NE(findingOf(r, "compute-mode"), nullptr);
 }
 
+// CPU lists of the sizes a hostile snapshot gives: 300 ranges per GPU, one range thousands of
+// times, a CPU past any machine's. Each is read in time linear in its text (the old reader
+// looped past INT_MAX on "2147483647"); the finding's evidence stays short.
+TEST(DoctorRules, HostileCpuListsAreReadWhole) {
+  Snapshot s = fixture("snapshot_hgx_h100_8gpu.json");
+  std::string evenCpus, repeated;
+  for (int c = 0; c < 600; c += 2) evenCpus += std::to_string(c) + ",";
+  for (int i = 0; i < 4000; ++i) repeated += "1000-1999,";
+  s.platform.processCpuAffinity = evenCpus;
+  for (Gpu& g : s.gpus) g.cpuAffinity = repeated;
+  s.gpus[0].cpuAffinity = std::string("2147483647");
+  s.gpus[1].cpuAffinity = evenCpus.substr(0, 4);  // "0,2,": shares CPUs with this process
+  DoctorReport r = diagnose(s, nullptr);
+  const Finding* numa = findingOf(r, "numa-affinity");
+  ASSERT_NE(numa, nullptr);
+  EXPECT_EQ(numa->evidence.find("GPU0"), std::string::npos);  // unreadable: not judged
+  EXPECT_EQ(numa->evidence.find("GPU1"), std::string::npos);
+  EXPECT_NE(numa->evidence.find("GPU7: local CPUs 1000-1999,1000"), std::string::npos) << numa->evidence;
+  EXPECT_LT(numa->evidence.size(), 4000u);
+}
+
 TEST(DoctorRules, MeasuredBandwidthAndDataCheck) {
   Snapshot s = fixture("snapshot_h200_2gpu_captured.json");
   Measurements m;

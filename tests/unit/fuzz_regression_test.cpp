@@ -17,10 +17,8 @@ namespace fs = std::filesystem;
 
 const std::map<std::string, std::function<void(std::string_view)>>& bodies() {
   static const std::map<std::string, std::function<void(std::string_view)>> kBodies = {
-      {"snapshot", fuzz::snapshotBody},
-      {"kb_entry", fuzz::kbEntryBody},
-      {"log_lines", fuzz::logLinesBody},
-      {"matcher", fuzz::matcherBody}};
+      {"snapshot", fuzz::snapshotBody}, {"kb_entry", fuzz::kbEntryBody}, {"log_lines", fuzz::logLinesBody},
+      {"matcher", fuzz::matcherBody},   {"cpulist", fuzz::cpuListBody},  {"results", fuzz::resultsBody}};
   return kBodies;
 }
 

@@ -67,7 +67,7 @@ int run(const Options& o) {
   options.verify = !o.noVerify;
   options.smBlocksPerSm = o.smBlocksPerSm;
   if (o.smKernel != "vector" && o.smKernel != "bulk") {
-    fmt::print(stderr, "gpupeer bench: --sm-kernel takes vector or bulk, not '{}'\n", o.smKernel);
+    fmt::print(stderr, "gpupeer bench: --sm-kernel takes vector or bulk, not '{}'\n", terminalSafe(o.smKernel));
     return kExitUsage;
   }
   options.smBulk = o.smKernel == "bulk";
@@ -113,7 +113,7 @@ int run(const Options& o) {
   }
   Snapshot s = probeMachine();
   if (s.gpus.empty()) {
-    fmt::print(stderr, "gpupeer bench: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
+    fmt::print(stderr, "gpupeer bench: no NVIDIA GPU visible: {}\n", terminalSafe(whyNoGpu(s)));
     return kExitNotApplicable;
   }
   if (!o.devices.empty()) {
@@ -164,7 +164,8 @@ int run(const Options& o) {
   for (const std::string& key : keys) {
     const BenchTestcase* t = findBenchTestcase(key);
     if (!t) {
-      fmt::print(stderr, "gpupeer bench: unknown testcase '{}' (see --list); going on with the others\n", key);
+      fmt::print(stderr, "gpupeer bench: unknown testcase '{}' (see --list); going on with the others\n",
+                 terminalSafe(key));
       anyFailed = true;
       continue;
     }

@@ -54,7 +54,7 @@ int run(const Options& o) {
   Snapshot s = probeMachine();
   int visible = static_cast<int>(s.gpus.size());
   if (visible == 0) {
-    fmt::print(stderr, "gpupeer check: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
+    fmt::print(stderr, "gpupeer check: no NVIDIA GPU visible: {}\n", terminalSafe(whyNoGpu(s)));
     return kExitNotApplicable;
   }
   CheckOptions options;
@@ -67,7 +67,8 @@ int run(const Options& o) {
   Result<CheckReport> report = runPeerCheck(s, options);
   if (!report.isOk()) {
     if (report.status().code() == ErrorCode::kUnsupported) {
-      fmt::print(stderr, "gpupeer check: {} (nothing to check with one GPU)\n", report.status().message());
+      fmt::print(stderr, "gpupeer check: {} (nothing to check with one GPU)\n",
+                 terminalSafe(report.status().message()));
       return kExitNotApplicable;
     }
     return reportError(report.status());

@@ -5,14 +5,12 @@
 #include <string>
 #include <string_view>
 
+#include "core/terminal_text.hpp"
 #include "gpupeer/status.hpp"
 
 namespace gpupeer::cli {
 
-/// `text` with every control character but newline and tab (C0, DEL, and the C1 controls
-/// U+0080..U+009F in UTF-8) written as \xNN or \u00NN, so that it cannot move the cursor,
-/// retitle the window or hide text on a terminal.
-std::string terminalSafe(std::string_view text);
+using gpupeer::terminalSafe;  // the one for every terminal: core/terminal_text.hpp
 
 /// terminalSafe(text) on standard output.
 void printTerminal(std::string_view text);

@@ -190,7 +190,7 @@ int run(const Options& o) {
   Snapshot s = probeMachine();
   const int visible = static_cast<int>(s.gpus.size());
   if (visible < 1) {
-    fmt::print(stderr, "gpupeer coll: needs a GPU; none visible: {}\n", whyNoGpu(s));
+    fmt::print(stderr, "gpupeer coll: needs a GPU; none visible: {}\n", terminalSafe(whyNoGpu(s)));
     return kExitNotApplicable;
   }
   std::vector<int> devices;

@@ -119,7 +119,7 @@ double smallLaunchUs(void* scratch, cudaStream_t stream) {
 int runCollProcsParent(const CollProcsOptions& o) {
   Result<UniqueId> id = makeUniqueId();
   if (!id.isOk()) {
-    fmt::print(stderr, "gpupeer coll: {}\n", id.status().message());
+    fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(id.status().message()));
     return kExitError;
   }
   const std::string hex = uniqueIdToHex(id.value());
@@ -153,7 +153,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
   const int n = o.procs, rank = o.rank;
   Result<UniqueId> parsed = uniqueIdFromHex(o.idHex);
   if (!parsed.isOk()) {
-    fmt::print(stderr, "gpupeer coll: --proc-id: {}\n", parsed.status().message());
+    fmt::print(stderr, "gpupeer coll: --proc-id: {}\n", terminalSafe(parsed.status().message()));
     return kExitUsage;
   }
   const UniqueId& id = parsed.value();
@@ -168,7 +168,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
   if (o.zeroCopyFromBytes) options.zeroCopyFromBytes = *o.zeroCopyFromBytes;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
-    fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, made.status().toString());
+    fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, terminalSafe(made.status().toString()));
     return kExitError;
   }
   RankCommunicator& comm = *made.value();
@@ -186,13 +186,13 @@ int runCollProcsRank(const CollProcsOptions& o) {
        {std::pair{&send, collectiveInputElements(o.op, maxCount, n) * es},
         std::pair{&recv, collectiveOutputElements(o.op, maxCount, n) * es}, std::pair{&stats, std::size_t{256}}})
     if (Status st = buffer->allocate(device, bytes); !st.isOk()) {
-      fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, st.toString());
+      fmt::print(stderr, "gpupeer coll: rank {}: {}\n", rank, terminalSafe(st.toString()));
       return kExitError;
     }
   if (o.registered)
     for (DeviceBuffer* buffer : {&send, &recv})
       if (Status st = comm.registerBuffer(buffer->get(), buffer->size()); !st.isOk()) {
-        fmt::print(stderr, "gpupeer coll: rank {}: registering a buffer: {}\n", rank, st.toString());
+        fmt::print(stderr, "gpupeer coll: rank {}: registering a buffer: {}\n", rank, terminalSafe(st.toString()));
         return kExitError;
       }
 

@@ -70,7 +70,7 @@ int run(const Options& o) {
   Result<Explanation> e = explainInput(o, kb.value());
   if (!e.isOk()) {
     if (e.status().code() == ErrorCode::kNotFound) return usage(e.status().message());
-    fmt::print(stderr, "gpupeer explain: {}\n", e.status().message());
+    fmt::print(stderr, "gpupeer explain: {}\n", terminalSafe(e.status().message()));
     return kExitError;
   }
   if (o.json)

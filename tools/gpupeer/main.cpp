@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     std::ostringstream out, err;
     int code = app.exit(e, out, err);
     printTerminal(out.str());
-    std::fputs(err.str().c_str(), stderr);
+    std::fputs(terminalSafe(err.str()).c_str(), stderr);
     return finishOutput(code == 0 ? kExitOk : kExitUsage);
   } catch (const std::exception& e) {
     // fmt::print throws std::system_error when standard output cannot be written (a full disk,
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     }
     // Every other error is a Status; reaching here is a bug, reported rather than aborting.
     std::fflush(stdout);
-    std::fprintf(stderr, "gpupeer: internal error: %s\n", e.what());
+    std::fprintf(stderr, "gpupeer: internal error: %s\n", terminalSafe(e.what()).c_str());
     return kExitError;
   }
   return finishOutput(exitCode);

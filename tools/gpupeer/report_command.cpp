@@ -22,7 +22,7 @@ int run(const Options& o) {
   ReportResults results;
   for (const std::string& file : o.results)
     if (Status st = loadReportResults(file, results); !st.isOk()) return reportError(st);
-  for (const std::string& w : results.warnings) fmt::print(stderr, "gpupeer report: {}\n", w);
+  for (const std::string& w : results.warnings) fmt::print(stderr, "gpupeer report: {}\n", terminalSafe(w));
   Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
   if (!snap.isOk()) return reportError(snap.status());
   ReportInput input;
@@ -33,8 +33,9 @@ int run(const Options& o) {
                                   o.snapshotFile.empty() ? std::string("the machine, probed") : o.snapshotFile);
   for (const std::string& file : o.results) input.generatedBy += ", " + file;
   if (Status st = writeOutputFile(o.output, renderHtmlReport(input)); !st.isOk()) return reportError(st);
-  fmt::print("report written to {} ({} GPU(s), {} bench result(s), {} collective table(s), {} record(s))\n", o.output,
-             snap.value().gpus.size(), results.bench.size(), results.collectives.size(), results.records.size());
+  printTerminal(fmt::format(
+      "report written to {} ({} GPU(s), {} bench result(s), {} collective table(s), {} record(s))\n", o.output,
+      snap.value().gpus.size(), results.bench.size(), results.collectives.size(), results.records.size()));
   return kExitOk;
 }
 

@@ -17,7 +17,7 @@ int run(const Options& o) {
   if (!snap.isOk()) return reportError(snap.status());
   const Snapshot& s = snap.value();
   if (s.gpus.empty()) {
-    fmt::print(stderr, "gpupeer: no NVIDIA GPU visible: {}\n", whyNoGpu(s));
+    fmt::print(stderr, "gpupeer: no NVIDIA GPU visible: {}\n", terminalSafe(whyNoGpu(s)));
     return kExitNotApplicable;
   }
   if (o.json)
