@@ -71,8 +71,16 @@ def _check(args):
 
 
 def _explain(args):
-    if bool(args.text) == bool(args.file):
-        print("gpupeer explain: give the error text, -f LOG, or - to read standard input (see --help)", file=sys.stderr)
+    if args.short_file is not None:  # -f is the sweeps' size factor in every subcommand of the binary
+        print("gpupeer explain: -f is the size factor of bench and coll sweeps; read a log with --file %s"
+              % args.short_file, file=sys.stderr)
+        return EXIT_USAGE
+    if not args.text and not args.file:
+        print("gpupeer explain: give the error text, --file LOG, or - to read standard input (see --help)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.text and args.file:
+        print("gpupeer explain: give either the error text or --file LOG, not both", file=sys.stderr)
         return EXIT_USAGE
     if args.file == "-" or args.text == ["-"]:
         document, matches = diagnosis.render_explain(sys.stdin.read(), args.kb, args.top, _format(args), False)
@@ -121,7 +129,8 @@ def parser():
 
     e = sub.add_parser("explain", help="explain an error message or a log")
     e.add_argument("text", nargs="*", help="the error message (words are joined), or - for stdin")
-    e.add_argument("-f", "--file", help="read this log file (- for stdin)")
+    e.add_argument("--file", help="read this log file (- for stdin)")
+    e.add_argument("-f", dest="short_file", help=argparse.SUPPRESS)
     e.add_argument("--kb", action="append", default=[], help="also load KB entries from this directory")
     e.add_argument("--json", action="store_true")
     e.add_argument("--top", type=int, default=5, help="show at most N matches (0 = all)")

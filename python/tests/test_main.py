@@ -37,7 +37,7 @@ def without_elapsed_time(text):
     ["doctor", "--json", "--snapshot", data("snapshot_consumer_2gpu_no_p2p.json")],
     ["doctor", "--snapshot", data("snapshot_degraded_nvlink_pcie.json")],
     ["explain", "CUDA error: peer access is not supported between these two devices"],
-    ["explain", "--json", "-f", data("benign_log.txt")],
+    ["explain", "--json", "--file", data("benign_log.txt")],
 ])
 def test_module_mirrors_the_binary(cli, args):
     ours, theirs = module(*args), binary(cli, *args)
@@ -66,6 +66,8 @@ def test_module_mirrors_the_binary(cli, args):
     ["doctor", "--snapshot", data("benign_log.txt")],
     ["explain"],
     ["explain", "nothing known here"],
+    ["explain", "-f", data("benign_log.txt")],
+    ["explain", "word", "--file", data("benign_log.txt")],
     ["check", "-d", "zero"],
     ["check", "-d", ""],
     ["check", "-d", "0,,1"],

@@ -224,7 +224,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
     return st.isOk() ? value : -1.0;
   };
   const double launchUs = smallLaunchUs(stats.get(), stream);
-  if (rank == 0) {
+  if (rank == 0 && !o.json) {  // with --json, the document alone goes to standard output
     fmt::print(
         "# gpupeer coll {} --procs {}: {} processes, one rank each; {}; one-shot slots of {}{}; type {}{}{}; {}\n",
         collOpName(o.op), n, n, comm.transport(), formatBytes(comm.slotBytes()),
@@ -247,6 +247,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
                "type", "redop", "root", "algo", "time us", "algbw", "busbw", "#wrong", "host us",
                nccl ? "    nccl us   busbw #wrong   ratio |" : "");
   }
+  if (rank == 0 && o.json && o.nccl && !nccl) fmt::print(stderr, "# baseline: NCCL not run: {}\n", ncclNote);
   nlohmann::json doc = {{"op", collOpName(o.op)},
                         {"type", dataTypeName(o.type)},
                         {"procs", n},
@@ -341,7 +342,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
         row["nccl"] = {{"error", base.error.empty() ? "on another rank" : base.error}};
       }
     }
-    if (rank == 0) {
+    if (rank == 0 && !o.json) {
       fmt::print("{}\n", line);
       if (!mine.error.empty()) fmt::print("#   gpupeer: {}\n", mine.error);
       std::fflush(stdout);
@@ -349,8 +350,9 @@ int runCollProcsRank(const CollProcsOptions& o) {
     doc["rows"].push_back(row);
     if (failed != 0) break;  // the communicator refuses work after a failure
   }
-  if (rank == 0 && !o.json.empty()) {
-    Status written = writeOutputFile(o.json, dumpJson(doc, 1) + "\n");
+  if (rank == 0 && o.json) fmt::print("{}\n", dumpJson(doc, 1));
+  if (rank == 0 && !o.output.empty()) {
+    Status written = writeOutputFile(o.output, dumpJson(doc, 1) + "\n");
     if (!written.isOk()) {
       fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
       anyError = true;

@@ -45,7 +45,7 @@ CommandRegistrar registrar("report", 60, [](CLI::App& app, int& exitCode) {
   sub->add_option("-o,--output", opts->output, "the HTML file to write (default gpupeer-report.html)")
       ->check(nonEmptyFileName());
   sub->add_option("--results", opts->results,
-                  "results files: 'gpupeer bench --json' lines, 'gpupeer coll --json' files, results records")
+                  "results files: 'gpupeer bench --json' lines, 'gpupeer coll -o' or '--json' files, results records")
       ->expected(1, -1);
   sub->add_option("--title", opts->title, "page title (default: gpupeer report: <host>)");
   addSnapshotOption(sub, opts->snapshotFile);
