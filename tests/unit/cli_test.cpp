@@ -109,13 +109,13 @@ TEST_F(Cli, HiddenGpusAreExplainedNotCrashedOn) {
 // that no GPU is there (exit 3, not 2) and writes nothing.
 TEST_F(Cli, CollTakesTheSameOptionsAsTheOtherCommands) {
   const std::string out = scratch_.path() + "/coll.json";
-  CliRun r = run("coll all_reduce -b 8 -e 1K -f 4 -d 0 --datatype bfloat16 --op max --json -o " + out,
+  CliRun r = run("coll all_reduce -b 8 -e 1K -f 4 -d 0 --datatype bfloat16 --op max --json --progress -o " + out,
                  "CUDA_VISIBLE_DEVICES= ");
   EXPECT_EQ(r.exitCode, 3) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(std::ifstream(out).good());
   for (const char* args :
-       {"check -d 0", "bench -d 0,1 -t ce_write", "bench --sweep -b 8 -e 1K -f 4 --pair 0,1 -t ce_write"}) {
+       {"check -d 0", "bench -d 0,1 -t ce_write --progress", "bench --sweep -b 8 -e 1K -f 4 --pair 0,1 -t ce_write"}) {
     CliRun other = run(args, "CUDA_VISIBLE_DEVICES= ");
     EXPECT_EQ(other.exitCode, 3) << args << ": " << other.err;
   }

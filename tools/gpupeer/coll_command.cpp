@@ -19,6 +19,7 @@
 #include "coll_runner.hpp"
 #include "core/bounded_input.hpp"
 #include "core/output_file.hpp"
+#include "core/sweep_progress.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
@@ -32,7 +33,8 @@ namespace {
 struct Options {
   std::string op = "all_reduce";
   std::string begin = "8", end = "128M", type = "float", redop = "sum", devices, baseline, output;
-  bool json = false;  // the JSON document on standard output instead of the table
+  bool json = false;      // the JSON document on standard output instead of the table
+  bool progress = false;  // a line per finished size on standard error, also where it is no terminal
   double factor = 2;
   int gpus = 0, iters = 20, warmup = 5, root = 0, graphLaunches = 0, check = 1;
   int procs = 0, procRank = -1;  // --procs: one process per rank (coll_procs.hpp)
@@ -91,6 +93,7 @@ int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std:
   p.nccl = o.baseline == "nccl";
   p.output = o.output;
   p.json = o.json;
+  p.progress = o.progress;
   p.rank = o.procRank;
   p.idHex = o.procId;
   p.args = {"coll",       o.op,
@@ -108,6 +111,7 @@ int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std:
   if (!o.baseline.empty()) p.args.insert(p.args.end(), {"--baseline", o.baseline});
   if (!o.output.empty()) p.args.insert(p.args.end(), {"--output", o.output});
   if (o.json) p.args.push_back("--json");
+  if (o.progress) p.args.push_back("--progress");
   if (!o.slot.empty()) {
     Result<std::size_t> slot = parseByteSize(o.slot);
     if (!slot.isOk()) return reportError(slot.status());
@@ -302,6 +306,7 @@ int run(const Options& o) {
                         {"nccl_version", nccl ? nccl->version() : ""},
                         {"rows", nlohmann::json::array()}};
   bool anyWrong = false, anyError = false, inPlaceDiffers = false;
+  SweepProgress progress(fmt::format("gpupeer coll {}", collOpName(cop)), sizes.value().size(), o.progress);
   for (std::size_t bytes : sizes.value()) {
     const std::size_t count = countFor(bytes);
     const std::size_t shown = collectiveBytes(cop, count, dtype, n);
@@ -400,6 +405,7 @@ int run(const Options& o) {
       std::fflush(stdout);
     }
     doc["rows"].push_back(row);
+    progress.done(formatBytes(bytes));
   }
   if (inPlaceDiffers && !o.json)
     fmt::print(
@@ -488,6 +494,8 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("--baseline", opts->baseline,
                   "nccl: NCCL on the same streams (eager; with -G in graphs, and in graphs with symmetric windows)");
   sub->add_flag("--json", opts->json, "print the table as one JSON document instead (for scripts)");
+  sub->add_flag("--progress", opts->progress,
+                "a line per finished size on standard error (default: only where standard error is a terminal)");
   sub->add_option("-o,--output", opts->output,
                   "also write the table as JSON to this file (for scripts/plot_coll.py and gpupeer report)")
       ->check(nonEmptyFileName())

@@ -17,6 +17,7 @@
 #include "command_registry.hpp"
 #include "core/bounded_input.hpp"
 #include "core/output_file.hpp"
+#include "core/sweep_progress.hpp"
 #include "cuda/copy_kernels.cuh"
 #include "cuda/device_memory.hpp"
 #include "gpupeer/bench.hpp"
@@ -256,6 +257,9 @@ int runCollProcsRank(const CollProcsOptions& o) {
                         {"nccl_version", nccl ? nccl->version() : ""},
                         {"rows", nlohmann::json::array()}};
   bool anyWrong = false, anyError = false;
+  // Rank 0 alone says how far the sweep is; the others' standard error stays quiet.
+  SweepProgress progress(fmt::format("gpupeer coll {} --procs {}", collOpName(o.op), n), o.sizes.size(), o.progress,
+                         rank == 0 ? stderr : nullptr);
   for (std::size_t size : o.sizes) {
     const std::size_t count = countFor(size), shown = collectiveBytes(o.op, count, o.type, n);
     // The timed operations run on inputs of salt 0, the checked one on salt 1: a value left
@@ -348,6 +352,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
       std::fflush(stdout);
     }
     doc["rows"].push_back(row);
+    progress.done(formatBytes(size));
     if (failed != 0) break;  // the communicator refuses work after a failure
   }
   if (rank == 0 && o.json) fmt::print("{}\n", dumpJson(doc, 1));
