@@ -1,4 +1,4 @@
-"""python -m gpupeer doctor|topo|check|explain|snapshot: the CLI's commands, for machines where
+"""python -m gpupeer doctor|topo|check|explain|snapshot|report: the CLI's commands, for machines where
 only the Python package is installed. Same output and exit codes as the ``gpupeer`` binary:
 0 ok, 1 failed check / error finding / nothing matched, 2 usage or bad input, 3 not applicable
 (no GPU), 4 error; doctor 5 for warnings only."""
@@ -104,6 +104,19 @@ def _snapshot(args):
     return EXIT_OK
 
 
+def _report(args):
+    # The binary's footer line, word for word, so that the two pages are the same bytes.
+    generated_by = "gpupeer %s report from %s" % (__version__, args.snapshot or "the machine, probed")
+    generated_by += "".join(", " + f for f in args.results)
+    page, warnings, counts = diagnosis.render_report(args.snapshot, args.results, args.title, generated_by)
+    for warning in warnings:
+        print("gpupeer report: %s" % warning, file=sys.stderr)
+    _output_file.write_output_file(args.output, page)
+    print("report written to %s (%d GPU(s), %d bench result(s), %d collective table(s), %d record(s))"
+          % ((args.output,) + counts))
+    return EXIT_OK
+
+
 def parser():
     p = argparse.ArgumentParser(prog="python -m gpupeer", description=__doc__.split("\n\n")[0])
     p.add_argument("--version", action="version", version="gpupeer " + __version__)
@@ -141,6 +154,14 @@ def parser():
     s.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     s.add_argument("-o", "--output", help="write it to this file")
     s.set_defaults(run=_snapshot)
+
+    r = sub.add_parser("report", help="one self-contained HTML page: topology, P2P, findings, bandwidth, collectives")
+    r.add_argument("-o", "--output", default="gpupeer-report.html", help="the HTML file to write")
+    r.add_argument("--results", nargs="+", action="extend", default=[],
+                   help="results files: gpupeer bench --json lines, gpupeer coll -o or --json files, results records")
+    r.add_argument("--title", help="page title (default: gpupeer report: <host>)")
+    r.add_argument("--snapshot", help=snapshot_help)
+    r.set_defaults(run=_report)
     return p
 
 
