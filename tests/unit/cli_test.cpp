@@ -121,6 +121,20 @@ TEST_F(Cli, CollTakesTheSameOptionsAsTheOtherCommands) {
   }
 }
 
+// Every subcommand's help ends with command lines to copy and the exit codes it can give.
+TEST_F(Cli, EverySubcommandsHelpShowsExamplesAndExitCodes) {
+  for (const std::string sub : {"doctor", "topo", "check", "bench", "coll", "explain", "snapshot", "report"}) {
+    CliRun r = run(sub + " --help");
+    ASSERT_EQ(r.exitCode, 0) << sub << ": " << r.err;
+    const std::size_t examples = r.out.find("Examples:\n  gpupeer " + sub);
+    const std::size_t codes = r.out.find("Exit codes: 0 ");
+    EXPECT_NE(examples, std::string::npos) << sub << ":\n" << r.out;
+    EXPECT_NE(codes, std::string::npos) << sub << ":\n" << r.out;
+    EXPECT_LT(examples, codes) << sub;
+    EXPECT_NE(r.out.find("2 bad input", codes), std::string::npos) << sub << ":\n" << r.out;
+  }
+}
+
 TEST_F(Cli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run("bench -s 0").exitCode, 2);
   EXPECT_EQ(run("bench -s 12Q").exitCode, 2);

@@ -226,6 +226,9 @@ CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
       sub->add_option("-e,--maxbytes", opts->end, "sweep end size (default 1G)"),
       sub->add_option("-f,--stepfactor", opts->factor, "sweep size factor (default 2)"),
       sub->add_option("--pair", opts->pair, "sweep pair src,dst (default 0,1)")->check(namesSomething("device"))};
+  sub->footer(helpFooter({"gpupeer bench -t ce_write -i 5", "gpupeer bench -d 0,1 --json > bench.jsonl",
+                          "gpupeer bench --sweep -b 8 -e 1G -f 2 --pair 0,1 -t ce_write,sm_write --progress"},
+                         "0 ok, 1 a failed cell or sweep, 2 bad input, 3 no GPU, 4 error"));
   sub->callback([opts, sweepOnly, &exitCode] {
     for (const CLI::Option* option : sweepOnly)
       if (!opts->sweep && option->count() > 0) {

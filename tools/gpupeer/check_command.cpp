@@ -57,6 +57,8 @@ CommandRegistrar registrar("check", 30, [](CLI::App& app, int& exitCode) {
       ->check(namesSomething("device"));
   sub->add_option("--size-mib", opts->largeMiB, "largest transfer in MiB (default 32)");
   sub->add_flag("--json", opts->json, "JSON output");
+  sub->footer(helpFooter({"gpupeer check", "gpupeer check -d 0,1,3 --size-mib 256 --json"},
+                         "0 every case passed, 1 a case failed, 2 bad input, 3 fewer than two GPUs, 4 error"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

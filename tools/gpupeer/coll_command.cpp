@@ -514,6 +514,13 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
                   "default: where measured faster, src/comm/zero_copy_rules.hpp)");
   sub->add_option("--proc-rank", opts->procRank)->group("");  // set by --procs for the ranks it starts
   sub->add_option("--proc-id", opts->procId)->group("");
+  sub->footer(helpFooter(
+      {"gpupeer coll all_reduce -b 8 -e 128M -f 2",
+       "gpupeer coll all_gather -d 0,1 --datatype bfloat16 -G 10 "
+       "--baseline nccl -o all_gather.json",
+       "gpupeer coll reduce_scatter --procs 2 --op max --json > rs.json"},
+      "0 every result right, 1 a wrong result, 2 bad input, 3 no GPU (or fewer than -g), 4 a failed run or an "
+      "-o file that cannot be written"));
   sub->allow_extras();  // refused by refuseExtras, which can say what --json no longer takes
   sub->callback([opts, sub, &exitCode] {
     std::vector<std::string> extras = sub->remaining();

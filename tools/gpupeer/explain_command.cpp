@@ -108,7 +108,8 @@ CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
       "  NCCL_DEBUG=WARN torchrun ... 2>&1 | gpupeer explain -\n"
       "  nvidia-smi topo -p2p r | gpupeer explain -\n"
       "  NCCL_DEBUG=INFO ./all_reduce_perf -g 8 2>&1 | gpupeer explain -\n"
-      "The KB is the built-in one plus each directory of GPUPEER_KB_PATH (colon-separated) and --kb.");
+      "The KB is the built-in one plus each directory of GPUPEER_KB_PATH (colon-separated) and --kb.\n"
+      "Exit codes: 0 something matched or was recognised, 1 nothing was, 2 bad input, 4 error.");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

@@ -49,6 +49,9 @@ CommandRegistrar registrar("report", 60, [](CLI::App& app, int& exitCode) {
       ->expected(1, -1);
   sub->add_option("--title", opts->title, "page title (default: gpupeer report: <host>)");
   addSnapshotOption(sub, opts->snapshotFile);
+  sub->footer(helpFooter({"gpupeer report -o report.html",
+                          "gpupeer report --snapshot machine.json --results coll.json bench.jsonl --title lab-7"},
+                         "0 written, 2 bad input, 4 error (also a file that cannot be written)"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

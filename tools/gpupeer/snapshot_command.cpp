@@ -70,6 +70,8 @@ CommandRegistrar registrar("snapshot", 10, [](CLI::App& app, int& exitCode) {
   sub->add_flag("--json", opts->json, "print the snapshot as JSON");
   sub->add_option("-o,--output", opts->output, "write the JSON snapshot to this file")->check(nonEmptyFileName());
   addSnapshotOption(sub, opts->snapshotFile);
+  sub->footer(helpFooter({"gpupeer snapshot", "gpupeer snapshot -o machine.json"},
+                         "0 ok, 2 bad input, 4 error (also a file that cannot be written)"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 
