@@ -6,6 +6,9 @@ and the compiled pieces the package loads beside its __init__.py: libgpupeer_c.s
 it finds through RUNPATH $ORIGIN, _fastcall.abi3.so where it was built, and _torchcall.<python>.so
 where the building Python imports torch.
 
+`pip install -e .` (build_editable) installs a .pth file that puts this checkout's python/ on
+the path instead; the package then loads the library from the checkout's build/ folder.
+
 Where the compiled pieces come from:
   * GPUPEER_BUILD_DIR=DIR (or --config-settings build-dir=DIR): taken as they are from a build
     made earlier (scripts/setup.sh, or a build carried to a machine without the CUDA toolkit);
@@ -179,12 +182,18 @@ def _record_line(name, data):
 
 
 def write_wheel(wheel_directory, pieces):
-    dist_info = "%s-%s.dist-info" % (NAME, version())
-    tag = wheel_tag(pieces)
     entries = [(name, path) for name, path in _package_files().items()]
     entries += [("gpupeer/" + name, path) for name, path in sorted(pieces.items())]
+    return _write(wheel_directory, wheel_tag(pieces), entries, [])
+
+
+def _write(wheel_directory, tag, entries, extra):
+    """The wheel of `entries` ([(archive name, source path)]) and `extra` ([(archive name, bytes)])
+    with its dist-info; its file name."""
+    dist_info = "%s-%s.dist-info" % (NAME, version())
     wheel_text = "Wheel-Version: 1.0\nGenerator: gpupeer_backend\nRoot-Is-Purelib: false\nTag: %s\n" % tag
-    generated = [(dist_info + "/METADATA", metadata_text().encode()), (dist_info + "/WHEEL", wheel_text.encode())]
+    generated = extra + [(dist_info + "/METADATA", metadata_text().encode()),
+                         (dist_info + "/WHEEL", wheel_text.encode())]
     file_name = "%s-%s-%s.whl" % (NAME, version(), tag)
     target = os.path.join(wheel_directory, file_name)
     when = _zip_time()
@@ -220,6 +229,30 @@ def get_requires_for_build_wheel(config_settings=None):
 
 def get_requires_for_build_sdist(config_settings=None):
     return []
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    """`pip install -e .`: a .pth file puts the checkout's python/ on the path, so edits to
+    python/gpupeer take effect at once; the package loads libgpupeer_c.so (and reads kb/) from
+    the checkout's build/ or build-*/, as it does when run from the source tree. That folder is
+    built with CMake as for a wheel, or named by GPUPEER_BUILD_DIR."""
+    build = os.path.abspath(_setting(config_settings, "build-dir", "GPUPEER_BUILD_DIR") or os.path.join(ROOT, "build"))
+    if os.path.dirname(build) != ROOT or not re.fullmatch(r"build(-.*)?", os.path.basename(build)):
+        raise RuntimeError("an editable install loads the library from %s/build or build-*/, not %s: build there, "
+                           "or install a wheel" % (ROOT, build))
+    if _setting(config_settings, "build-dir", "GPUPEER_BUILD_DIR") is None:
+        _cmake_build(build)
+    if not os.path.isfile(os.path.join(build, "libgpupeer_c.so")):
+        raise RuntimeError("no %s: build it (scripts/setup.sh %s)" % (os.path.join(build, "libgpupeer_c.so"), build))
+    os.makedirs(wheel_directory, exist_ok=True)
+    pth = [("gpupeer_editable.pth", (os.path.join(ROOT, "python") + "\n").encode())]
+    name = _write(wheel_directory, "py3-none-any", [], pth)
+    log("wrote %s (python/ of %s on the path, library from %s)" % (name, ROOT, build))
+    return name
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):

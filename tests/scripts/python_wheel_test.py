@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The wheel of `pip wheel .` (pyproject.toml, python/backend/gpupeer_backend.py), offline: its
 files, their RECORD and its metadata; then installed into a fresh venv with --no-index, as is
-`pip install .`, and imported there with the library, the KB and the version of the wheel.
+`pip install .`, and imported there with the library, the KB and the version of the wheel; and
+`pip install -e .`, which runs the checkout's python/ with its build/.
 
 Takes the compiled pieces from $GPUPEER_BUILD_DIR (ctest sets it; default build/).
 Run by ctest (label cpu) or directly: python3 tests/scripts/python_wheel_test.py
@@ -144,6 +145,25 @@ class Wheel(unittest.TestCase):
         check_installed()
 
 
+@unittest.skipUnless(os.path.isfile(os.path.join(BUILD, "libgpupeer_c.so")) and os.path.dirname(BUILD) == ROOT,
+                     "no libgpupeer_c.so in a build folder of this checkout (%s)" % BUILD)
+class Editable(unittest.TestCase):
+    def test_pip_install_e_runs_the_checkouts_python_and_build(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            venv = os.path.join(tmp, "venv")
+            run([sys.executable, "-m", "venv", venv])
+            python = os.path.join(venv, "bin", "python")
+            run([python, "-m", "pip", "install", "--no-index", "--no-deps", "--no-cache-dir", "-e", ROOT],
+                env=clean_env(GPUPEER_BUILD_DIR=BUILD), cwd=tmp)
+            seen = json.loads(run([python, "-c", "import gpupeer, json; print(json.dumps([gpupeer.__file__, "
+                                   "gpupeer.library_path]))"], env=clean_env(), cwd=tmp).stdout)
+            self.assertEqual(seen[0], os.path.join(ROOT, "python", "gpupeer", "__init__.py"))
+            self.assertEqual(os.path.dirname(seen[1]), os.path.join(ROOT, "build") if os.path.isfile(
+                os.path.join(ROOT, "build", "libgpupeer_c.so")) else BUILD)
+            site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+            self.assertFalse(os.path.exists(os.path.join(site, "gpupeer")), "the package was copied, not linked")
+
+
 class Backend(unittest.TestCase):
     def test_a_build_folder_without_the_library_is_named(self):
         with tempfile.TemporaryDirectory() as empty:
@@ -154,6 +174,16 @@ class Backend(unittest.TestCase):
             self.assertNotEqual(done.returncode, 0)
             self.assertIn("no %s" % os.path.join(empty, "libgpupeer_c.so"), done.stderr)
             self.assertEqual(os.listdir(empty), [])
+
+    def test_an_editable_install_refuses_a_build_outside_the_checkout(self):
+        with tempfile.TemporaryDirectory() as elsewhere:
+            done = subprocess.run(
+                [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import gpupeer_backend; "
+                 "gpupeer_backend.build_editable(sys.argv[2])", os.path.join(ROOT, "python", "backend"), elsewhere],
+                env=clean_env(GPUPEER_BUILD_DIR=elsewhere), capture_output=True, text=True, check=False)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn("an editable install loads the library from %s/build" % ROOT, done.stderr)
+            self.assertEqual(os.listdir(elsewhere), [])
 
 
 if __name__ == "__main__":
