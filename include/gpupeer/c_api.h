@@ -93,6 +93,8 @@ enum { GPUPEER_DOCTOR_NO_GPU = -2 };
 
 /// The snapshot (probed, or parsed and checked from the file or text) as JSON.
 int gpupeer_snapshot_json(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error);
+/// What `gpupeer snapshot` prints without --json: a few lines on the host, versions and GPUs.
+int gpupeer_snapshot_text(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error);
 /// `gpupeer topo`. GPUPEER_UNSUPPORTED when the snapshot has no GPU (the message says why).
 int gpupeer_topology(const char* snapshot_path, const char* snapshot_json, int format, char** out,
                      gpupeer_error** error);

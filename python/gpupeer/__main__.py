@@ -93,14 +93,14 @@ def _explain(args):
 
 
 def _snapshot(args):
-    # The library's JSON text as it is, so that it is byte for byte the binary's. Without --json
-    # or -o this prints the JSON as well: the binary's short summary is not in the library.
-    text = diagnosis.render_snapshot(args.snapshot)
+    # The library's texts as they are, so that they are byte for byte the binary's.
     if args.output is not None:  # "" too, which the writer refuses, as the binary does
-        _output_file.write_output_file(args.output, text)
+        _output_file.write_output_file(args.output, diagnosis.render_snapshot(args.snapshot))
         print("snapshot written to %s" % args.output)
+    elif args.json:
+        sys.stdout.write(diagnosis.render_snapshot(args.snapshot))
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(diagnosis.render_snapshot_summary(args.snapshot))
     return EXIT_OK
 
 

@@ -34,6 +34,14 @@ def render_snapshot(path=None):
     return _lib.call_for_string(lib.gpupeer_snapshot_json, os.fsencode(path) if path else None, None)
 
 
+def render_snapshot_summary(path=None):
+    """What ``gpupeer snapshot`` prints without --json: a few lines on the host, the versions and
+    each GPU, of the snapshot file at `path` (checked), else of this machine."""
+    if not _lib.has("gpupeer_snapshot_text"):
+        raise errors.UnsupportedError("%s has no gpupeer_snapshot_text: rebuild it" % lib.path)
+    return _lib.call_for_string(lib.gpupeer_snapshot_text, os.fsencode(path) if path else None, None)
+
+
 def snapshot():
     """This machine's snapshot (GPUs, links, PCIe, NUMA, driver, environment) as a dict.
 

@@ -19,6 +19,7 @@
 #include "gpupeer/report.hpp"
 #include "gpupeer/snapshot_json.hpp"
 #include "gpupeer/topology.hpp"
+#include "snapshot/snapshot_summary.hpp"
 
 namespace gpupeer::capi {
 namespace {
@@ -90,6 +91,14 @@ int gpupeer_snapshot_json(const char* snapshot_path, const char* snapshot_json, 
     Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
     if (!s.isOk()) return fail(s.status(), error);
     return giveString(snapshotToJson(s.value()), out, error);
+  });
+}
+
+int gpupeer_snapshot_text(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error) {
+  return guarded(error, [&] {
+    Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
+    if (!s.isOk()) return fail(s.status(), error);
+    return giveString(renderSnapshotSummary(s.value()), out, error);
   });
 }
 
