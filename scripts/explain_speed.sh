@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How fast `gpupeer explain -f LOG` reads a large log, on two logs built in a temporary folder:
+# How fast `gpupeer explain --file LOG` reads a large log, on two logs built in a temporary folder:
 #   benign: tests/data/benign_log.txt (a healthy NCCL run: INFO lines, nccl-tests tables)
 #           repeated to MIB MiB; nothing in it matches a KB entry;
 #   cases:  every positive line of tests/data/kb_cases.json, each after the whole benign
@@ -49,13 +49,13 @@ binaries="build"
 for log in benign cases; do
   file="$tmp/$log.log"
   bytes=$(wc -c <"$file")
-  "$bin" explain -f "$file" --top 1 >/dev/null 2>&1 || true  # page the log in: time the matcher, not the disk
+  "$bin" explain --file "$file" --top 1 >/dev/null 2>&1 || true  # page the log in: time the matcher, not the disk
   for _ in 1 2 3; do
     for which in $binaries; do
       exe=$bin
       [ "$which" = build ] || exe=$baseline
       # explain exits 1 when nothing matched: a normal outcome here.
-      { time "$exe" explain -f "$file" --top 1 >/dev/null 2>&1 || true; } 2>"$tmp/time"
+      { time "$exe" explain --file "$file" --top 1 >/dev/null 2>&1 || true; } 2>"$tmp/time"
       read -r wall user sys <"$tmp/time"
       mbps=$(awk -v b="$bytes" -v s="$wall" 'BEGIN { printf "%.1f", (s > 0 ? b / 1e6 / s : 0) }')
       cpu_mbps=$(awk -v b="$bytes" -v s="$user" -v t="$sys" 'BEGIN { printf "%.1f", (s + t > 0 ? b / 1e6 / (s + t) : 0) }')

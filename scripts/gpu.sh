@@ -113,12 +113,12 @@ run_coll() {
   local op mode
   for op in $ops; do
     for mode in graph eager; do
-      step "g$n-$op-$mode" "$g" coll $op -b 8 -e "$max" -f 4 -g "$n" -d float -o sum $([ $mode = graph ] && echo -G 10) \
-        --baseline nccl --json "$out/g$n-$op-$mode.json"
+      step "g$n-$op-$mode" "$g" coll $op -b 8 -e "$max" -f 4 -g "$n" --datatype float --op sum \
+        $([ $mode = graph ] && echo -G 10) --baseline nccl -o "$out/g$n-$op-$mode.json"
     done
   done
-  step "g$n-all_reduce-small-graph" "$g" coll all_reduce -b 8 -e 8M -f 2 -g "$n" -d float -o sum -G 10 --baseline nccl \
-    --json "$out/g$n-all_reduce-small-graph.json"
+  step "g$n-all_reduce-small-graph" "$g" coll all_reduce -b 8 -e 8M -f 2 -g "$n" --datatype float --op sum -G 10 \
+    --baseline nccl -o "$out/g$n-all_reduce-small-graph.json"
   for op in all_reduce all_gather broadcast; do
     record no-p2p NCCL_P2P_DISABLE=1 "$g" coll $op -b 1M -e 256M -f 4 -g 2 --baseline nccl
     record no-p2p NCCL_P2P_DISABLE=1 GPUPEER_STAGING=cuda "$g" coll $op -b 1M -e 256M -f 4 -g 2
@@ -152,8 +152,8 @@ run_procs() {
   STEP_TIMEOUT=${STEP_TIMEOUT:-600} step ctest-rank bash -c "cd '$build' && ctest -L gpu -R Rank --output-on-failure"
   for op in $ops; do
     for mode in eager graph; do
-      step "p$p-$op-$mode" "$g" coll $op --procs "$p" -b 8 -e "$max" -f 4 -d float -o sum \
-        $([ $mode = graph ] && echo -G 10) --baseline nccl --json "$out/p$p-$op-$mode.json"
+      step "p$p-$op-$mode" "$g" coll $op --procs "$p" -b 8 -e "$max" -f 4 --datatype float --op sum \
+        $([ $mode = graph ] && echo -G 10) --baseline nccl -o "$out/p$p-$op-$mode.json"
     done
   done
 }

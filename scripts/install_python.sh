@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds libgpupeer_c.so and installs the Python package `gpupeer` (pure Python over ctypes: one
-# copy serves every Python 3 version) into PREFIX, a folder that goes on Python's path.
+# Builds libgpupeer_c.so and installs the Python package `gpupeer` (Python over ctypes, with the
+# compiled pieces beside it) into PREFIX, a folder that goes on Python's path.
 #
 #   scripts/install_python.sh [--no-build] [PREFIX]
 #
 # The package is installed for $PYTHON, by default the python3 on PATH (the one a user runs, which
 # on the GPU machines is the one with torch); PREFIX defaults to that Python's user site-packages.
-# --no-build copies a library built earlier (build/libgpupeer_c.so): for a machine where nothing
-# can be built but the build folder was carried, e.g. the GPU machine.
-# Installs PREFIX/gpupeer/{*.py, libgpupeer_c.so, libre2.so.N, _fastcall.abi3.so, kb/}, and
-# _torchcall.<python>.so where $python has torch (python/build_torchcall.py), and prints how to
-# import it.
+# It builds the wheel that `pip install .` builds (python/backend/gpupeer_backend.py, from the
+# build folder $GPUPEER_BUILD_DIR, default build/) and unpacks it into PREFIX, so it needs no pip.
+# --no-build takes a library built earlier as it is: for a machine where nothing can be built
+# but the build folder was carried, e.g. the GPU machine.
+# Installs PREFIX/gpupeer/{*.py, libgpupeer_c.so, libre2.so.N, _fastcall.abi3.so, kb/} and
+# PREFIX/gpupeer-VERSION.dist-info, plus _torchcall.<python>.so where $PYTHON has torch
+# (python/build_torchcall.py), and prints how to import it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_lib=1
@@ -37,26 +39,25 @@ if [ "$build_lib" = 1 ]; then
       echo "install_python: no gpupeer._fastcall (CPython headers missing): eager calls use ctypes"
   fi
 fi
-lib="$build/libgpupeer_c.so"
-[ -f "$lib" ] || { echo "install_python: no $lib (build it, or drop --no-build)" >&2; exit 1; }
-# Where $python has torch (with its C++ headers and CUDA) and a C++ compiler: gpupeer._torchcall,
-# built against that torch, here even with --no-build (it cannot be carried from elsewhere).
-rm -f "$build"/_torchcall.*.so
-if [ -n "$torch_version" ]; then
-  "$python" python/build_torchcall.py --out "$build" ||
-    echo "install_python: no gpupeer._torchcall (above): torch tensors are read through _fastcall"
-fi
+[ -f "$build/libgpupeer_c.so" ] || { echo "install_python: no $build/libgpupeer_c.so (build it, or drop --no-build)" >&2; exit 1; }
 
+wheels=$(mktemp -d)
+trap 'rm -rf "$wheels"' EXIT
+# The backend also builds gpupeer._torchcall where $python imports torch (it cannot be carried).
+wheel=$(GPUPEER_BUILD_DIR=$(cd "$build" && pwd) "$python" -c 'import sys; sys.path.insert(0, "python/backend")
+import gpupeer_backend; print(gpupeer_backend.build_wheel(sys.argv[1]))' "$wheels")
+rm -rf "$prefix/gpupeer" "$prefix"/gpupeer-*.dist-info
+mkdir -p "$prefix"
+"$python" - "$wheels/$wheel" "$prefix" <<'PY'
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    for info in wheel.infolist():
+        path = wheel.extract(info, sys.argv[2])
+        os.chmod(path, (info.external_attr >> 16) & 0o777 or 0o644)
+PY
 dest="$prefix/gpupeer"
-rm -rf "$dest"
-mkdir -p "$dest/kb"
-cp python/gpupeer/*.py "$dest/"
-cp "$lib" "$build"/libre2.so.* "$dest/"  # RE2 beside it, found through RUNPATH $ORIGIN
-[ -f "$build/_fastcall.abi3.so" ] && cp "$build/_fastcall.abi3.so" "$dest/"  # else ctypes alone
-for f in "$build"/_torchcall.*.so; do [ -f "$f" ] && cp "$f" "$dest/"; done
-cp -r kb/. "$dest/kb/"
 torchcall=$(cd "$dest" && ls _torchcall.*.so 2>/dev/null || true)
-echo "installed gpupeer into $dest ($(du -sh "$dest" | cut -f1)) for Python $python_version ($python_path);" \
+echo "installed $wheel into $dest ($(du -sh "$dest" | cut -f1)) for Python $python_version ($python_path);" \
   "$( [ -n "$torchcall" ] && echo "$torchcall built for torch $torch_version" ||
     echo "no gpupeer._torchcall: torch tensors are read through _fastcall or ctypes")"
 if PYTHONPATH= "$python" -c "import sys; sys.exit(0 if '$prefix' in sys.path else 1)" 2>/dev/null; then

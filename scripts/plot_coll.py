@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plot `gpupeer coll --json` results as one SVG, with the Python standard library alone.
+"""Plot `gpupeer coll -o FILE` (or `--json`) results as one SVG, with the Python standard library alone.
 
 The GPU machines have no matplotlib and cannot install it, so this writes the SVG by hand:
 per input file (one collective, one mode) a row of two charts against message size, time
@@ -136,7 +136,7 @@ def title_of(doc):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", required=True, help="SVG file to write")
-    parser.add_argument("inputs", nargs="+", help="JSON files from gpupeer coll --json")
+    parser.add_argument("inputs", nargs="+", help="JSON files from gpupeer coll -o FILE or --json")
     args = parser.parse_args()
     row_h = TITLE_H + LEGEND_H + CHART_H + GAP
     width = 2 * CHART_W

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 packages=(cmake make g++ libgtest-dev nlohmann-json3-dev libre2-dev libcli11-dev libfmt-dev clang-format
   python3 python3-dev python3-pytest python3-numpy clang-14 libclang-rt-14-dev
-  chromium pkg-config)  # chromium: the report is checked in a real browser; pkg-config: gpupeer.pc
+  python3-pip python3-venv chromium pkg-config)  # pip, venv: the wheel is installed in a test;
+# chromium: the report is checked in a real browser; pkg-config: gpupeer.pc
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -93,6 +93,8 @@ enum { GPUPEER_DOCTOR_NO_GPU = -2 };
 
 /// The snapshot (probed, or parsed and checked from the file or text) as JSON.
 int gpupeer_snapshot_json(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error);
+/// What `gpupeer snapshot` prints without --json: a few lines on the host, versions and GPUs.
+int gpupeer_snapshot_text(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error);
 /// `gpupeer topo`. GPUPEER_UNSUPPORTED when the snapshot has no GPU (the message says why).
 int gpupeer_topology(const char* snapshot_path, const char* snapshot_json, int format, char** out,
                      gpupeer_error** error);
@@ -112,6 +114,16 @@ int gpupeer_doctor(const char* snapshot_path, const char* snapshot_json, int gpu
 /// matched plus how many tool outputs were recognised (0: explain's exit 1).
 int gpupeer_explain(const char* text, const char* log_path, const char* const* kb_dirs, int kb_dir_count, size_t top,
                     int format, char** out, size_t* matches, gpupeer_error** error);
+/// `gpupeer report`: the self-contained HTML page of the snapshot and of the results files
+/// `results` (`result_count` paths: `gpupeer bench --json` lines, `gpupeer coll` JSON documents,
+/// results records; read before the snapshot, a file that cannot be read is the error), titled
+/// `title` (null or "": "gpupeer report: <host>"), with `generated_by` as its footer line.
+/// *warnings (when not null): the results lines that were skipped, one a line (free it with
+/// gpupeer_string_free). counts (when not null, 4 entries): GPUs, bench results, collective
+/// tables and records on the page.
+int gpupeer_report(const char* snapshot_path, const char* snapshot_json, const char* const* results, int result_count,
+                   const char* title, const char* generated_by, char** out, char** warnings, size_t* counts,
+                   gpupeer_error** error);
 
 /// The device ordinal that owns `pointer` (device or managed memory) in *device, -1 for host
 /// memory; for arrays that do not say which GPU they live on (__cuda_array_interface__).

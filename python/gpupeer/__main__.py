@@ -1,4 +1,4 @@
-"""python -m gpupeer doctor|topo|check|explain|snapshot: the CLI's commands, for machines where
+"""python -m gpupeer doctor|topo|check|explain|snapshot|report: the CLI's commands, for machines where
 only the Python package is installed. Same output and exit codes as the ``gpupeer`` binary:
 0 ok, 1 failed check / error finding / nothing matched, 2 usage or bad input, 3 not applicable
 (no GPU), 4 error; doctor 5 for warnings only."""
@@ -106,13 +106,20 @@ def _standard_input():
     try:
         os.fstat(0)
     except OSError:
-        raise _UsageError("gpupeer explain: standard input is closed; give the text or -f LOG") from None
+        raise _UsageError("gpupeer explain: standard input is closed; give the text or --file LOG") from None
     return "/dev/stdin"
 
 
 def _explain(args):
-    if bool(args.text) == bool(args.file):
-        _err("gpupeer explain: give the error text, -f LOG, or - to read standard input (see --help)")
+    if args.short_file is not None:  # -f is the sweeps' size factor in every subcommand of the binary
+        _err("gpupeer explain: -f is the size factor of bench and coll sweeps; read a log with --file %s"
+             % args.short_file)
+        return EXIT_USAGE
+    if not args.text and not args.file:
+        _err("gpupeer explain: give the error text, --file LOG, or - to read standard input (see --help)")
+        return EXIT_USAGE
+    if args.text and args.file:
+        _err("gpupeer explain: give either the error text or --file LOG, not both")
         return EXIT_USAGE
     if args.file == "-" or args.text == ["-"]:
         document, matches = diagnosis.render_explain(_standard_input(), args.kb, args.top, _format(args), True)
@@ -129,14 +136,27 @@ def _explain(args):
 
 
 def _snapshot(args):
-    # The library's JSON text as it is, so that it is byte for byte the binary's. Without --json
-    # or -o this prints the JSON as well: the binary's short summary is not in the library.
-    text = diagnosis.render_snapshot(args.snapshot)
+    # The library's texts as they are, so that they are byte for byte the binary's.
     if args.output is not None:  # "" too, which the writer refuses, as the binary does
-        _output_file.write_output_file(args.output, text)
+        _output_file.write_output_file(args.output, diagnosis.render_snapshot(args.snapshot))
         _out("snapshot written to %s\n" % args.output)
+    elif args.json:
+        _out(diagnosis.render_snapshot(args.snapshot), args)  # JSON as it is
     else:
-        _out(text, args)  # JSON, shown terminal-safe unless --json asks for it as it is
+        _out(diagnosis.render_snapshot_summary(args.snapshot))
+    return EXIT_OK
+
+
+def _report(args):
+    # The binary's footer line, word for word, so that the two pages are the same bytes.
+    generated_by = "gpupeer %s report from %s" % (__version__, args.snapshot or "the machine, probed")
+    generated_by += "".join(", " + f for f in args.results)
+    page, warnings, counts = diagnosis.render_report(args.snapshot, args.results, args.title, generated_by)
+    for warning in warnings:
+        _err("gpupeer report: %s" % warning)
+    _output_file.write_output_file(args.output, page)
+    _out("report written to %s (%d GPU(s), %d bench result(s), %d collective table(s), %d record(s))\n"
+         % ((args.output,) + counts))
     return EXIT_OK
 
 
@@ -183,7 +203,8 @@ def parser():
 
     e = sub.add_parser("explain", help="explain an error message or a log")
     e.add_argument("text", nargs="*", help="the error message (words are joined), or - for stdin")
-    e.add_argument("-f", "--file", help="read this log file (- for stdin)")
+    e.add_argument("--file", help="read this log file (- for stdin)")
+    e.add_argument("-f", dest="short_file", help=argparse.SUPPRESS)
     e.add_argument("--kb", action="append", default=[], help="also load KB entries from this directory")
     e.add_argument("--json", action="store_true")
     e.add_argument("--top", type=int, default=5, help="show at most N matches (0 = all)")
@@ -194,6 +215,14 @@ def parser():
     s.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     s.add_argument("-o", "--output", help="write it to this file")
     s.set_defaults(run=_snapshot)
+
+    r = sub.add_parser("report", help="one self-contained HTML page: topology, P2P, findings, bandwidth, collectives")
+    r.add_argument("-o", "--output", default="gpupeer-report.html", help="the HTML file to write")
+    r.add_argument("--results", nargs="+", action="extend", default=[],
+                   help="results files: gpupeer bench --json lines, gpupeer coll -o or --json files, results records")
+    r.add_argument("--title", help="page title (default: gpupeer report: <host>)")
+    r.add_argument("--snapshot", help=snapshot_help)
+    r.set_defaults(run=_report)
     return p
 
 

@@ -74,6 +74,11 @@ _OPTIONAL = {
     "gpupeer_rank_comm_abort": (None, [c_void_p]),
     "gpupeer_rank_comm_register_buffer": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
     "gpupeer_rank_comm_deregister_buffer": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "gpupeer_snapshot_text": (c_int, [c_char_p, c_char_p, c_void_p, c_void_p]),
+    "gpupeer_report": (
+        c_int,
+        [c_char_p, c_char_p, c_void_p, c_int, c_char_p, c_char_p, c_void_p, c_void_p, c_void_p, c_void_p],
+    ),
 }
 
 EXPECTED_C_API_VERSION = 1

@@ -34,6 +34,14 @@ def render_snapshot(path=None):
     return _lib.call_for_string(lib.gpupeer_snapshot_json, _lib.path_bytes(path, "path") if path else None, None)
 
 
+def render_snapshot_summary(path=None):
+    """What ``gpupeer snapshot`` prints without --json: a few lines on the host, the versions and
+    each GPU, of the snapshot file at `path` (checked), else of this machine."""
+    if not _lib.has("gpupeer_snapshot_text"):
+        raise errors.UnsupportedError("%s has no gpupeer_snapshot_text: rebuild it" % lib.path)
+    return _lib.call_for_string(lib.gpupeer_snapshot_text, os.fsencode(path) if path else None, None)
+
+
 def snapshot():
     """This machine's snapshot (GPUs, links, PCIe, NUMA, driver, environment) as a dict.
 
@@ -106,6 +114,31 @@ def doctor(snapshot=None, gpu_actions=True):
     workaround) and what was not run. On this machine (snapshot None) with `gpu_actions` it also
     runs the P2P data check and a copy-engine bandwidth per pair."""
     return json.loads(render_doctor(snapshot, gpu_actions, JSON)[0])
+
+
+def render_report(snapshot=None, results=(), title=None, generated_by=""):
+    """``gpupeer report``'s page: (HTML text, the results lines that were skipped, (GPUs, bench
+    results, collective tables, records) on the page). `results` are paths of ``gpupeer bench
+    --json`` lines, ``gpupeer coll`` JSON documents or results records; `title` None gives
+    "gpupeer report: <host>"; `generated_by` is the footer line."""
+    if not _lib.has("gpupeer_report"):
+        raise errors.UnsupportedError("%s has no gpupeer_report: rebuild it" % lib.path)
+    path, text = _source(snapshot)
+    files = [os.fsencode(f) for f in results]
+    array = (ctypes.c_char_p * len(files))(*files) if files else None
+    out, skipped, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    counts = (ctypes.c_size_t * 4)()
+    code = lib.gpupeer_report(path, text, array, len(files), (title or "").encode(), generated_by.encode(),
+                              ctypes.addressof(out), ctypes.addressof(skipped), counts, ctypes.addressof(err))
+    if code != 0:
+        raise _lib.error_from(err.value, code)
+    try:
+        page = ctypes.string_at(out.value).decode("utf-8")
+        warnings = ctypes.string_at(skipped.value).decode("utf-8").splitlines()
+    finally:
+        lib.gpupeer_string_free(out.value)
+        lib.gpupeer_string_free(skipped.value)
+    return page, warnings, tuple(counts)
 
 
 def _is_log_file(text_or_path):

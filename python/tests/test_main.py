@@ -37,7 +37,7 @@ def without_elapsed_time(text):
     ["doctor", "--json", "--snapshot", data("snapshot_consumer_2gpu_no_p2p.json")],
     ["doctor", "--snapshot", data("snapshot_degraded_nvlink_pcie.json")],
     ["explain", "CUDA error: peer access is not supported between these two devices"],
-    ["explain", "--json", "-f", data("benign_log.txt")],
+    ["explain", "--json", "--file", data("benign_log.txt")],
 ])
 def test_module_mirrors_the_binary(cli, args):
     ours, theirs = module(*args), binary(cli, *args)
@@ -53,6 +53,9 @@ def test_module_mirrors_the_binary(cli, args):
     ["--version"],
     ["snapshot", "--json", "--snapshot", data("snapshot_h200_2gpu_captured.json")],
     ["snapshot", "--json", "--snapshot", data("snapshot_mig_one_gpu.json")],
+    ["snapshot", "--snapshot", data("snapshot_h200_2gpu_captured.json")],
+    ["snapshot", "--snapshot", data("snapshot_consumer_2gpu_no_p2p.json")],
+    ["snapshot"],
     ["topo"],
     ["topo", "--json"],
     ["check"],
@@ -66,6 +69,8 @@ def test_module_mirrors_the_binary(cli, args):
     ["doctor", "--snapshot", data("benign_log.txt")],
     ["explain"],
     ["explain", "nothing known here"],
+    ["explain", "-f", data("benign_log.txt")],
+    ["explain", "word", "--file", data("benign_log.txt")],
     ["check", "-d", "zero"],
     ["check", "-d", ""],
     ["check", "-d", "0,,1"],
@@ -105,3 +110,36 @@ def test_module_into_a_closed_pipe_ends_quietly_as_the_binary(cli):
         run = subprocess.run(command, stdout=write_end, stderr=subprocess.PIPE, text=True, env=env, check=False)
         os.close(write_end)
         assert (run.returncode, run.stderr) == (-signal.SIGPIPE, ""), command
+
+
+@pytest.mark.parametrize("args", [
+    ["--snapshot", data("snapshot_degraded_nvlink_pcie.json")],
+    ["--snapshot", data("snapshot_h200_2gpu_captured.json"), "--title", "two H200",
+     "--results", data("results_h200x2_bench.jsonl"), data("results_h200x4_all_reduce_graph.json"),
+     "--results", data("results_records_h200x2.jsonl"), "skipped.jsonl"],
+    ["--snapshot", data("snapshot_h200_2gpu_captured.json"), "--results", "/nonexistent/results.jsonl"],
+    ["--snapshot", "/nonexistent/snapshot.json"],
+])
+def test_module_report_writes_the_binarys_page(cli, args, tmp_path):
+    """The same page, byte for byte, the same lines on both outputs and the same exit code; each
+    run in a folder of its own, writing page.html there (relative names, as a user types them)."""
+    runs, pages = [], []
+    for name, command, env in (("module", [sys.executable, "-m", "gpupeer"], ENV), ("binary", [cli], os.environ)):
+        folder = tmp_path / name
+        folder.mkdir()
+        # A results file with a line that looks like JSON but is neither result: a warning.
+        with open(data("results_h200x2_bench.jsonl"), encoding="utf-8") as f:
+            first_result = next(line for line in f if line.startswith("{"))
+        (folder / "skipped.jsonl").write_text(first_result + '{"neither": "bench nor record"}\n')
+        runs.append(subprocess.run([*command, "report", *args, "-o", "page.html"], capture_output=True, text=True,
+                                   env=env, cwd=folder, check=False))
+        pages.append((folder / "page.html").read_bytes() if (folder / "page.html").exists() else None)
+    ours, theirs = runs
+    assert (ours.returncode, ours.stdout, ours.stderr) == (theirs.returncode, theirs.stdout, theirs.stderr)
+    assert pages[0] == pages[1]
+    if "skipped.jsonl" in args:  # every file read, the skipped line said once on standard error
+        assert ours.returncode == 0, ours.stderr
+        assert "(2 GPU(s), 16 bench result(s), 1 collective table(s), 3 record(s))" in ours.stdout, ours.stdout
+        assert ours.stderr.count("gpupeer report: ") == 1, ours.stderr
+    if ours.returncode == 0:
+        assert ours.stdout.startswith("report written to page.html (") and b"<html" in pages[0].lower()

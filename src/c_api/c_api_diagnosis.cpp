@@ -16,8 +16,10 @@
 #include "gpupeer/log.hpp"
 #include "gpupeer/peer_check.hpp"
 #include "gpupeer/probe.hpp"
+#include "gpupeer/report.hpp"
 #include "gpupeer/snapshot_json.hpp"
 #include "gpupeer/topology.hpp"
+#include "snapshot/snapshot_summary.hpp"
 
 namespace gpupeer::capi {
 namespace {
@@ -89,6 +91,14 @@ int gpupeer_snapshot_json(const char* snapshot_path, const char* snapshot_json, 
     Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
     if (!s.isOk()) return fail(s.status(), error);
     return giveString(snapshotToJson(s.value()), out, error);
+  });
+}
+
+int gpupeer_snapshot_text(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error) {
+  return guarded(error, [&] {
+    Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
+    if (!s.isOk()) return fail(s.status(), error);
+    return giveString(renderSnapshotSummary(s.value()), out, error);
   });
 }
 
@@ -165,6 +175,43 @@ int gpupeer_explain(const char* text, const char* log_path, const char* const* k
     if (!e.isOk()) return fail(e.status(), error);
     if (matches) *matches = e.value().matches;
     return giveString(e.value().document, out, error);
+  });
+}
+
+int gpupeer_report(const char* snapshot_path, const char* snapshot_json, const char* const* results, int result_count,
+                   const char* title, const char* generated_by, char** out, char** warnings, size_t* counts,
+                   gpupeer_error** error) {
+  return guarded(error, [&] {
+    if (result_count < 0 || (result_count > 0 && !results))
+      return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "results: a list of result_count paths"), error);
+    // As `gpupeer report`: the results first, so that a wrong name is refused before the machine
+    // is probed.
+    ReportResults loaded;
+    for (int i = 0; i < result_count; ++i)
+      if (Status st = loadReportResults(results[i] ? results[i] : "", loaded); !st.isOk()) return fail(st, error);
+    Result<Snapshot> s = capi::snapshotFrom(snapshot_path, snapshot_json);
+    if (!s.isOk()) return fail(s.status(), error);
+    ReportInput input;
+    input.snapshot = &s.value();
+    input.results = &loaded;
+    input.title = title ? title : "";
+    input.generatedBy = generated_by ? generated_by : "";
+    if (counts) {
+      counts[0] = s.value().gpus.size();
+      counts[1] = loaded.bench.size();
+      counts[2] = loaded.collectives.size();
+      counts[3] = loaded.records.size();
+    }
+    int code = giveString(renderHtmlReport(input), out, error);
+    if (code != 0 || !warnings) return code;
+    std::string skipped;
+    for (const std::string& w : loaded.warnings) skipped += w + "\n";
+    code = giveString(skipped, warnings, error);
+    if (code != 0) {  // all or nothing: the page is not handed out alone
+      gpupeer_string_free(*out);
+      *out = nullptr;
+    }
+    return code;
   });
 }
 

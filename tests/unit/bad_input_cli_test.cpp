@@ -69,16 +69,23 @@ std::vector<ArgCase> argumentCases() {
       {"CollProcRankWithoutProcs", "coll --proc-rank 0", 2, "--proc-rank needs --procs"},
       {"CollTooManyProcs", "coll --procs 99", 2, "give 1 to 8 processes"},
       {"CollUnknownOp", "coll all_shuffle", 2, "all_shuffle"},
-      {"CollUnknownType", "coll -d float128", 2, "float128"},
-      {"CollUnknownRedOp", "coll -o median", 2, "median"},
-      {"CollRedOpNotForType", "coll -d int8 -o avg", 2, "avg"},
+      {"CollUnknownType", "coll --datatype float128", 2, "float128"},
+      {"CollUnknownRedOp", "coll --op median", 2, "median"},
+      {"CollRedOpNotForType", "coll --datatype int8 --op avg", 2, "avg"},
+      // nccl-tests' -d TYPE, -o REDOP and the file --json once took: refused naming what takes them.
+      {"CollDataTypeOnDevices", "coll -d bfloat16", 2, "give the data type with --datatype bfloat16"},
+      {"CollRedOpOnOutput", "coll all_reduce -o max", 2, "give the reduction with --op max"},
+      {"CollJsonWithFile", "coll all_reduce --json out.json", 2, "write it to a file with -o/--output FILE"},
+      {"CollJsonWithFileNoOp", "coll --json out.json", 2, "--json takes no file ('out.json')"},
+      {"CollUnknownOption", "coll all_reduce --bogus", 2, "not expected: --bogus"},
+      {"CollEmptyOutputName", "coll all_reduce -o ''", 2, "empty file name"},
       {"CollNegativeRoot", "coll broadcast -r -1", 2, "-r >= 0"},
       {"CollZeroSize", "coll -b 0 -e 8", 2, "at least 1 byte"},
       {"CollReversedSizes", "coll -b 1G -e 1K", 2, "below its start"},
       {"CollHugeSize", "coll -b 8 -e 1T", 2, "at most 16 GiB"},
       {"CollZeroIterations", "coll -n 0", 2, "-n >= 1"},
       {"CollNegativeGpuCount", "coll -g -1", 2, "-g 0 (all) or a count of GPUs"},
-      {"CollDuplicateDevice", "coll --devices 0,0", 2, "listed twice"},
+      {"CollDuplicateDevice", "coll -d 0,0", 2, "listed twice"},
       {"CollUnknownBaseline", "coll --baseline mpi", 2, "--baseline nccl"},
       {"CollSlotWithoutProcs", "coll --slot 8M", 2, "apply to --procs"},
       {"CollRegisteredWithoutProcs", "coll --registered", 2, "apply to --procs"},
@@ -89,8 +96,11 @@ std::vector<ArgCase> argumentCases() {
       {"EmptyOutputName", "snapshot -o ''", 2, "empty file name"},
       {"ReportEmptyOutputName", "report -o ''", 2, "empty file name"},
       {"ExplainNothing", "explain", 2, "give the error text"},
-      {"ExplainTextAndFile", "explain word -f x.log", 2, "not both"},
-      {"ExplainMissingLog", "explain -f /nonexistent/x.log", 2, "cannot open"},
+      {"ExplainTextAndFile", "explain word --file x.log", 2, "not both"},
+      {"ExplainMissingLog", "explain --file /nonexistent/x.log", 2, "cannot open"},
+      {"ExplainShortFile", "explain -f x.log", 2,
+       "-f is the size factor of bench and coll sweeps; read a log with "
+       "--file x.log"},
       {"ExplainMissingKbDir", "explain --kb /nonexistent/kb word", 2, "does not exist"},
       {"ExplainNegativeTop", "explain --top -3 word", 2, "--top: Value -3 not in range"},
   };
@@ -126,7 +136,7 @@ class BadInputCli : public ::testing::Test {
 
 // Numbers only the GPU count can refute: exit 2 where the machine has GPUs, 3 where it has none.
 TEST_F(BadInputCli, DeviceOutOfRangeIsRefusedOnceTheGpusAreCounted) {
-  for (const char* args : {"check -d 0,99", "bench -d 64 -t ce_write", "coll --devices 0,77"}) {
+  for (const char* args : {"check -d 0,99", "bench -d 64 -t ce_write", "coll -d 0,77"}) {
     CliRun r = run(args);
     if (r.exitCode == 3) {
       EXPECT_NE(r.err.find("GPU"), std::string::npos) << args << ": " << r.err;
@@ -310,14 +320,14 @@ TEST_F(BadInputCli, C1ByteInALogIsShownNotObeyed) {
 TEST_F(BadInputCli, ControlCharactersInALogAreShownNotObeyed) {
   std::string log = scratch_.write(
       "backspace.log", "peer access is not supported between these two devices\x08\x08\x08\x08\x08\x08 fine\n");
-  CliRun r = run("explain -f " + log);
+  CliRun r = run("explain --file " + log);
   EXPECT_EQ(r.out.find('\x08'), std::string::npos) << r.out;
 }
 
 TEST_F(BadInputCli, InvalidUtf8LogGivesValidJson) {
   std::string log =
       scratch_.write("utf8.log", "\xff\xfe peer access is not supported between these two devices \xc3\n");
-  CliRun r = run("explain --json -f " + log);
+  CliRun r = run("explain --json --file " + log);
   EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
 }
 

@@ -1,6 +1,7 @@
 // The gpupeer binary end to end on inputs that need no GPU: snapshots, bad input, exit codes.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
@@ -103,6 +104,37 @@ TEST_F(Cli, HiddenGpusAreExplainedNotCrashedOn) {
   }
 }
 
+// Each short option means one thing in every subcommand: -d devices, -o the output file, -f the
+// sweep's size factor; --json a flag. With the GPUs hidden coll parses all of them, then says
+// that no GPU is there (exit 3, not 2) and writes nothing.
+TEST_F(Cli, CollTakesTheSameOptionsAsTheOtherCommands) {
+  const std::string out = scratch_.path() + "/coll.json";
+  CliRun r = run("coll all_reduce -b 8 -e 1K -f 4 -d 0 --datatype bfloat16 --op max --json --progress -o " + out,
+                 "CUDA_VISIBLE_DEVICES= ");
+  EXPECT_EQ(r.exitCode, 3) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::ifstream(out).good());
+  for (const char* args :
+       {"check -d 0", "bench -d 0,1 -t ce_write --progress", "bench --sweep -b 8 -e 1K -f 4 --pair 0,1 -t ce_write"}) {
+    CliRun other = run(args, "CUDA_VISIBLE_DEVICES= ");
+    EXPECT_EQ(other.exitCode, 3) << args << ": " << other.err;
+  }
+}
+
+// Every subcommand's help ends with command lines to copy and the exit codes it can give.
+TEST_F(Cli, EverySubcommandsHelpShowsExamplesAndExitCodes) {
+  for (const std::string sub : {"doctor", "topo", "check", "bench", "coll", "explain", "snapshot", "report"}) {
+    CliRun r = run(sub + " --help");
+    ASSERT_EQ(r.exitCode, 0) << sub << ": " << r.err;
+    const std::size_t examples = r.out.find("Examples:\n  gpupeer " + sub);
+    const std::size_t codes = r.out.find("Exit codes: 0 ");
+    EXPECT_NE(examples, std::string::npos) << sub << ":\n" << r.out;
+    EXPECT_NE(codes, std::string::npos) << sub << ":\n" << r.out;
+    EXPECT_LT(examples, codes) << sub;
+    EXPECT_NE(r.out.find("2 bad input", codes), std::string::npos) << sub << ":\n" << r.out;
+  }
+}
+
 TEST_F(Cli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run("bench -s 0").exitCode, 2);
   EXPECT_EQ(run("bench -s 12Q").exitCode, 2);
@@ -113,10 +145,10 @@ TEST_F(Cli, BadArgumentsAreUsageErrors) {
   CliRun unknown = run("coll all_sum");
   EXPECT_EQ(unknown.exitCode, 2);
   EXPECT_NE(unknown.err.find("unknown collective 'all_sum'"), std::string::npos) << unknown.err;
-  CliRun avg = run("coll all_reduce -d int8 -o avg");
+  CliRun avg = run("coll all_reduce --datatype int8 --op avg");
   EXPECT_EQ(avg.exitCode, 2);
   EXPECT_NE(avg.err.find("avg is not offered for int8"), std::string::npos) << avg.err;
-  EXPECT_EQ(run("coll all_reduce -d float128").exitCode, 2);
+  EXPECT_EQ(run("coll all_reduce --datatype float128").exitCode, 2);
   EXPECT_EQ(run("coll all_reduce -b 1K -e 12Q").exitCode, 2);
   EXPECT_EQ(run("coll all_reduce -n 0").exitCode, 2);
   EXPECT_EQ(run("coll all_reduce --baseline mpi").exitCode, 2);

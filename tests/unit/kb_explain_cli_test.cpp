@@ -47,7 +47,7 @@ TEST_F(ExplainCli, NothingMatchedExitsOne) {
 
 TEST_F(ExplainCli, MissingFileExitsTwoNamingIt) {
   std::string missing = scratch_.path() + "/no-such.log";
-  CliRun r = runCli(scratch_, "explain " + kbArg() + " -f " + quote(missing));
+  CliRun r = runCli(scratch_, "explain " + kbArg() + " --file " + quote(missing));
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
 }
@@ -77,7 +77,7 @@ TEST_F(ExplainCli, DashReadsStdin) {
   EXPECT_NE(r.out.find(". test/nccl-ipc-217"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("line 2: host:1:2 [0]"), std::string::npos) << r.out;
 
-  r = runCli(scratch_, "explain " + kbArg() + " -f -", &log);
+  r = runCli(scratch_, "explain " + kbArg() + " --file -", &log);
   EXPECT_EQ(r.exitCode, 0) << r.err;
 }
 
@@ -86,7 +86,7 @@ TEST_F(ExplainCli, FileAndJsonAndTop) {
       "train.log",
       "ok\nInternalError: Peer access from GPU:0 to GPU:1 is not supported by the current CUDA driver or device "
       "topology\nunhandled cuda error\n");
-  CliRun r = runCli(scratch_, "explain " + kbArg() + " --json --top 1 -f " + quote(log));
+  CliRun r = runCli(scratch_, "explain " + kbArg() + " --json --top 1 --file " + quote(log));
   EXPECT_EQ(r.exitCode, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;

@@ -59,8 +59,8 @@ int runWithStdout(const std::string& args, int fd, std::string* err, ParentSigpi
 // fmt::print, help and version through CLI11's std::cout.
 std::vector<std::string> writingCommands() {
   return {"explain x",
-          "explain --top 0 -f " + kData + "/tool_outputs/nccl_info_could_not_enable_p2p.txt",
-          "explain --json -f " + kData + "/tool_outputs/nccl_info_could_not_enable_p2p.txt",
+          "explain --top 0 --file " + kData + "/tool_outputs/nccl_info_could_not_enable_p2p.txt",
+          "explain --json --file " + kData + "/tool_outputs/nccl_info_could_not_enable_p2p.txt",
           "topo --snapshot " + kEightGpus,
           "topo --json --snapshot " + kEightGpus,
           "doctor --snapshot " + kEightGpus,

@@ -404,12 +404,12 @@ class ExplainToolOutputs : public ::testing::Test {
 };
 
 TEST_F(ExplainToolOutputs, TextJsonAndExitCode) {
-  CliRun r = runCli(scratch_, "explain -f " + quote(kDir + "topo_p2p_rw_2x_rtx5090_gns.txt"));
+  CliRun r = runCli(scratch_, "explain --file " + quote(kDir + "topo_p2p_rw_2x_rtx5090_gns.txt"));
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.out.find("[warning] nvidia-smi topo -p2p (line 1): 2 GPUs: 2 of 2 ordered pairs lack P2P"),
             std::string::npos)
       << r.out;
-  r = runCli(scratch_, "explain --json -f " + quote(kDir + "nvlink_s_v100_two_inactive.txt"));
+  r = runCli(scratch_, "explain --json --file " + quote(kDir + "nvlink_s_v100_two_inactive.txt"));
   EXPECT_EQ(r.exitCode, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "core/sweep_progress.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/peer_check.hpp"
 
@@ -21,7 +22,7 @@ struct Options {
   std::string path = "auto";
   std::string stagingChunk = "8M";
   std::string devices;
-  bool json = false, csv = false, list = false, sweep = false;
+  bool json = false, csv = false, list = false, sweep = false, progress = false;
   std::string begin = "8", end = "1G", pair = "0,1";
   double factor = 2;
 };
@@ -43,6 +44,23 @@ void emit(const Options& o, const BenchResult& r, const Snapshot& s, bool& csvHe
   } else
     fmt::print("{}\n", sweep ? renderSweepText(r) : renderBenchText(r, static_cast<int>(s.gpus.size())));
   std::fflush(stdout);
+}
+
+// runSweep one size at a time, so that the progress line can say which size is done; the
+// result is the one runSweep gives for all of them.
+BenchResult sweepBySize(const Snapshot& s, const BenchOptions& options, const std::string& key, int src, int dst,
+                        const std::vector<std::size_t>& sizes, SweepProgress& progress) {
+  BenchResult all;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    BenchResult one = runSweep(s, options, key, src, dst, {sizes[i]});
+    if (!one.waived.empty() || !one.error.empty()) return one;
+    if (i == 0)
+      all = std::move(one);
+    else
+      all.cells.insert(all.cells.end(), one.cells.begin(), one.cells.end());
+    progress.done(fmt::format("{} {}", key, formatBytes(sizes[i])));
+  }
+  return all;
 }
 
 int run(const Options& o) {
@@ -139,9 +157,10 @@ int run(const Options& o) {
     if (allPaths) {
       // The copy API on each path, side by side.
       std::vector<BenchResult> sweeps;
+      SweepProgress progress("gpupeer bench --sweep", 3 * sizes.size(), o.progress);
       for (Path p : {Path::kCopyEngine, Path::kKernel, Path::kStaged}) {
         options.path = p;
-        sweeps.push_back(runSweep(s, options, "copy", pair.value()[0], pair.value()[1], sizes));
+        sweeps.push_back(sweepBySize(s, options, "copy", pair.value()[0], pair.value()[1], sizes, progress));
         if (o.json) fmt::print("{}", benchToJsonLine(sweeps.back(), s));
       }
       if (!o.json) fmt::print("{}", renderSweepsSideBySide(sweeps));
@@ -149,8 +168,9 @@ int run(const Options& o) {
     }
     std::vector<std::string> keys =
         o.testcases.empty() ? std::vector<std::string>{"ce_write", "sm_write"} : splitList(o.testcases);
+    SweepProgress progress("gpupeer bench --sweep", keys.size() * sizes.size(), o.progress);
     for (const std::string& key : keys) {
-      BenchResult r = runSweep(s, options, key, pair.value()[0], pair.value()[1], sizes);
+      BenchResult r = sweepBySize(s, options, key, pair.value()[0], pair.value()[1], sizes, progress);
       anyFailed |= !r.error.empty();
       emit(o, r, s, csvHeader, true);
     }
@@ -161,6 +181,7 @@ int run(const Options& o) {
     for (const BenchTestcase& t : benchTestcases()) keys.push_back(t.key);
   else
     keys = splitList(o.testcases);
+  SweepProgress progress("gpupeer bench", keys.size(), o.progress);
   for (const std::string& key : keys) {
     const BenchTestcase* t = findBenchTestcase(key);
     if (!t) {
@@ -172,6 +193,7 @@ int run(const Options& o) {
     BenchResult r = t->run(s, options);
     for (const BenchCell& c : r.cells) anyFailed |= c.note.rfind("FAIL", 0) == 0;
     emit(o, r, s, csvHeader, false);
+    progress.done(key);
   }
   return anyFailed ? kExitFailed : kExitOk;
 }
@@ -195,6 +217,9 @@ CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
   CLI::Option* json = sub->add_flag("--json", opts->json, "one JSON line per testcase");
   sub->add_flag("--csv", opts->csv, "CSV rows")->excludes(json);
   sub->add_flag("--list", opts->list, "list the testcases");
+  sub->add_flag("--progress", opts->progress,
+                "a line per finished testcase (sweeps: per size) on standard error (default: only where standard "
+                "error is a terminal)");
   sub->add_flag("--sweep", opts->sweep, "bandwidth against size for one pair (-b, -e, -f, --pair, -t)");
   // Sweep options without --sweep would be ignored without a word: refused instead.
   std::vector<CLI::Option*> sweepOnly = {
@@ -202,6 +227,9 @@ CommandRegistrar registrar("bench", 40, [](CLI::App& app, int& exitCode) {
       sub->add_option("-e,--maxbytes", opts->end, "sweep end size (default 1G)"),
       sub->add_option("-f,--stepfactor", opts->factor, "sweep size factor (default 2)"),
       sub->add_option("--pair", opts->pair, "sweep pair src,dst (default 0,1)")->check(namesSomething("device"))};
+  sub->footer(helpFooter({"gpupeer bench -t ce_write -i 5", "gpupeer bench -d 0,1 --json > bench.jsonl",
+                          "gpupeer bench --sweep -b 8 -e 1G -f 2 --pair 0,1 -t ce_write,sm_write --progress"},
+                         "0 ok, 1 a failed cell or sweep, 2 bad input, 3 no GPU, 4 error"));
   sub->callback([opts, sweepOnly, &exitCode] {
     for (const CLI::Option* option : sweepOnly)
       if (!opts->sweep && option->count() > 0) {

@@ -90,6 +90,9 @@ CommandRegistrar registrar("check", 30, [](CLI::App& app, int& exitCode) {
   sub->add_flag("--json", opts->json, "JSON output");
   sub->add_flag("--ipc", opts->ipc,
                 "check instead that a second process can share GPU memory (cudaIpc handles, cuMem file descriptors)");
+  sub->footer(helpFooter({"gpupeer check", "gpupeer check -d 0,1,3 --size-mib 256 --json", "gpupeer check --ipc"},
+                         "0 every case passed, 1 a case failed, 2 bad input, 3 fewer than two GPUs (one for --ipc), "
+                         "4 error"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

@@ -2,6 +2,7 @@
 // Pieces every subcommand shares: where the snapshot comes from, how errors are printed.
 
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 #include "cli_output.hpp"
@@ -53,6 +54,14 @@ inline CLI::Validator namesSomething(const char* what) {
         return v.find_first_not_of(", ") == std::string::npos ? "'" + v + "' names no " + what : std::string();
       },
       "LIST", "non-empty list");
+}
+
+/// The end of every subcommand's --help: command lines to copy, then the exit codes this
+/// subcommand can give (a subset of ExitCode's, in its words).
+inline std::string helpFooter(std::initializer_list<const char*> examples, const std::string& exitCodes) {
+  std::string text = "Examples:\n";
+  for (const char* example : examples) text += std::string("  ") + example + "\n";
+  return text + "Exit codes: " + exitCodes + ".";
 }
 
 inline void addSnapshotOption(CLI::App* sub, std::string& file) {

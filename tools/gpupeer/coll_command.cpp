@@ -2,6 +2,10 @@
 // host reference, eagerly or replayed from a CUDA graph (-G), with NCCL on the same buffers
 // as the baseline (--baseline nccl: eager NCCL; with -G, NCCL in graphs and NCCL in graphs
 // with symmetric registered windows).
+//
+// Short options follow nccl-tests where their letter means the same in every gpupeer
+// subcommand (-b -e -f -n -w -G -c -r -g); nccl-tests' -d (data type) and -o (reduction) are
+// --datatype and --op, because -d is --devices and -o is --output everywhere in gpupeer.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,6 +19,7 @@
 #include "coll_runner.hpp"
 #include "core/bounded_input.hpp"
 #include "core/output_file.hpp"
+#include "core/sweep_progress.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
@@ -27,7 +32,9 @@ namespace {
 
 struct Options {
   std::string op = "all_reduce";
-  std::string begin = "8", end = "128M", type = "float", redop = "sum", devices, baseline, json;
+  std::string begin = "8", end = "128M", type = "float", redop = "sum", devices, baseline, output;
+  bool json = false;      // the JSON document on standard output instead of the table
+  bool progress = false;  // a line per finished size on standard error, also where it is no terminal
   double factor = 2;
   int gpus = 0, iters = 20, warmup = 5, root = 0, graphLaunches = 0, check = 1;
   int procs = 0, procRank = -1;  // --procs: one process per rank (coll_procs.hpp)
@@ -84,23 +91,27 @@ int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std:
   p.graphLaunches = o.graphLaunches;
   p.check = o.check;
   p.nccl = o.baseline == "nccl";
+  p.output = o.output;
   p.json = o.json;
+  p.progress = o.progress;
   p.rank = o.procRank;
   p.idHex = o.procId;
-  p.args = {"coll",    o.op,
-            "-b",      o.begin,
-            "-e",      o.end,
-            "-f",      fmt::format("{}", o.factor),
-            "-d",      o.type,
-            "-o",      o.redop,
-            "-r",      std::to_string(o.root),
-            "-n",      std::to_string(o.iters),
-            "-w",      std::to_string(o.warmup),
-            "-G",      std::to_string(o.graphLaunches),
-            "-c",      std::to_string(o.check),
-            "--procs", std::to_string(o.procs)};
+  p.args = {"coll",       o.op,
+            "-b",         o.begin,
+            "-e",         o.end,
+            "-f",         fmt::format("{}", o.factor),
+            "--datatype", o.type,
+            "--op",       o.redop,
+            "-r",         std::to_string(o.root),
+            "-n",         std::to_string(o.iters),
+            "-w",         std::to_string(o.warmup),
+            "-G",         std::to_string(o.graphLaunches),
+            "-c",         std::to_string(o.check),
+            "--procs",    std::to_string(o.procs)};
   if (!o.baseline.empty()) p.args.insert(p.args.end(), {"--baseline", o.baseline});
-  if (!o.json.empty()) p.args.insert(p.args.end(), {"--json", o.json});
+  if (!o.output.empty()) p.args.insert(p.args.end(), {"--output", o.output});
+  if (o.json) p.args.push_back("--json");
+  if (o.progress) p.args.push_back("--progress");
   if (!o.slot.empty()) {
     Result<std::size_t> slot = parseByteSize(o.slot);
     if (!slot.isOk()) return reportError(slot.status());
@@ -235,6 +246,9 @@ int run(const Options& o) {
   std::vector<cudaStream_t> streams;
   for (CollRank& r : ranks.value()) streams.push_back(r.stream);
 
+  // The table goes to standard output; with --json the document goes there instead and what
+  // the table's comments would say about the baseline goes to standard error.
+  std::FILE* const notes = o.json ? stderr : stdout;
   std::unique_ptr<NcclBaseline> nccl;
   std::vector<CollRank> windowRanks;  // the same streams, NCCL's symmetric windows as buffers
   std::vector<Baseline> baselines;
@@ -255,11 +269,11 @@ int run(const Options& o) {
           }
           baselines.push_back({"nccl_symmetric", &windowRanks});
         } else {
-          fmt::print("# NCCL symmetric windows not measured: {}\n", windows.status().message());
+          fmt::print(notes, "# NCCL symmetric windows not measured: {}\n", windows.status().message());
         }
       }
     } else {
-      fmt::print("# NCCL baseline not run: {}\n", opened.status().message());
+      fmt::print(notes, "# NCCL baseline not run: {}\n", opened.status().message());
     }
   }
 
@@ -272,14 +286,14 @@ int run(const Options& o) {
                       ? fmt::format("{} back-to-back operations captured in one CUDA graph, replayed {} times", o.iters,
                                     o.graphLaunches)
                       : fmt::format("{} warm-up + {} timed back-to-back operations", o.warmup, o.iters));
-  fmt::print("# gpupeer coll {}: {}\n", collOpName(cop), fmt::join(about, ", "));
-  if (nccl) fmt::print("# baseline: NCCL {} on the same streams\n", nccl->version());
+  if (!o.json) fmt::print("# gpupeer coll {}: {}\n", collOpName(cop), fmt::join(about, ", "));
+  if (nccl && !o.json) fmt::print("# baseline: NCCL {} on the same streams\n", nccl->version());
   std::string head =
       fmt::format("# {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} | {:>9} {:>7} {:>7} {:>6} | {:>9} {:>6} |", "size", "count",
                   "type", "redop", "root", "algo", "time us", "algbw", "busbw", "#wrong", "inplace", "#wrong");
   for (const Baseline& bl : baselines)
     head += fmt::format(" {:>14} {:>7} {:>6} {:>7} |", bl.name + " us", "busbw", "#wrong", "ratio");
-  fmt::print("{}\n", head);
+  if (!o.json) fmt::print("{}\n", head);
 
   nlohmann::json doc = {{"op", collOpName(cop)},
                         {"type", dataTypeName(dtype)},
@@ -292,6 +306,7 @@ int run(const Options& o) {
                         {"nccl_version", nccl ? nccl->version() : ""},
                         {"rows", nlohmann::json::array()}};
   bool anyWrong = false, anyError = false, inPlaceDiffers = false;
+  SweepProgress progress(fmt::format("gpupeer coll {}", collOpName(cop)), sizes.value().size(), o.progress);
   for (std::size_t bytes : sizes.value()) {
     const std::size_t count = countFor(bytes);
     const std::size_t shown = collectiveBytes(cop, count, dtype, n);
@@ -364,9 +379,9 @@ int run(const Options& o) {
     }
     anyWrong = anyWrong || mine.wrong || mineInPlace.wrong;
     anyError = anyError || !mine.error.empty() || !mineInPlace.error.empty();
-    std::vector<std::string> notes;
-    if (!mine.error.empty()) notes.push_back("gpupeer: " + mine.error);
-    if (!mineInPlace.error.empty()) notes.push_back("gpupeer in place: " + mineInPlace.error);
+    std::vector<std::string> rowNotes;
+    if (!mine.error.empty()) rowNotes.push_back("gpupeer: " + mine.error);
+    if (!mineInPlace.error.empty()) rowNotes.push_back("gpupeer in place: " + mineInPlace.error);
     for (const Baseline& bl : baselines) {
       CollLaunch theirs = [&](const std::vector<const void*>& sb, const std::vector<void*>& rb) {
         return nccl->run(cop, sb, rb, count, dtype, rop, o.root, streams);
@@ -380,22 +395,26 @@ int run(const Options& o) {
         row["baselines"][bl.name] = {{"us", m.seconds * 1e6}, {"busbw", nb.busbw}, {"wrong", m.wrong}};
       } else {
         line += fmt::format(" {:>38} |", "FAILED");
-        notes.push_back(bl.name + ": " + m.error);
+        rowNotes.push_back(bl.name + ": " + m.error);
         row["baselines"][bl.name] = {{"error", m.error}};
       }
     }
-    fmt::print("{}\n", line);
-    for (const std::string& note : notes) fmt::print("#   {}\n", note);
-    std::fflush(stdout);
+    if (!o.json) {
+      fmt::print("{}\n", line);
+      for (const std::string& note : rowNotes) fmt::print("#   {}\n", note);
+      std::fflush(stdout);
+    }
     doc["rows"].push_back(row);
+    progress.done(formatBytes(bytes));
   }
-  if (inPlaceDiffers)
+  if (inPlaceDiffers && !o.json)
     fmt::print(
-        "# *: in place took the table's next choice (the pull kernel cannot serve an in-place {}); --json "
-        "has it per row (inplace_algo)\n",
+        "# *: in place took the table's next choice (the pull kernel cannot serve an in-place {}); the JSON "
+        "document has it per row (inplace_algo)\n",
         collOpName(cop));
-  if (!o.json.empty()) {
-    Status written = writeOutputFile(o.json, dumpJson(doc, 1) + "\n");
+  if (o.json) fmt::print("{}\n", dumpJson(doc, 1));
+  if (!o.output.empty()) {
+    Status written = writeOutputFile(o.output, dumpJson(doc, 1) + "\n");
     if (!written.isOk()) {
       fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
       anyError = true;
@@ -405,6 +424,47 @@ int run(const Options& o) {
   freeRanks(ranks.value());
   if (anyError) return kExitError;
   return anyWrong ? kExitFailed : kExitOk;
+}
+
+// nccl-tests' -d TYPE and -o REDOP land on -d/--devices and -o/--output here: a data type or a
+// reduction given to them is refused naming the option that takes it, rather than read as a
+// device list or taken as the name of the file to write.
+CLI::Validator notADataType() {
+  return CLI::Validator(
+      [](std::string& v) {
+        if (!parseDataType(v).isOk()) return std::string();
+        return fmt::format(
+            "'{}' is a data type: -d/--devices takes GPU ordinals (e.g. 0,1); give the data type "
+            "with --datatype {}",
+            v, v);
+      },
+      "", "not a data type");
+}
+
+CLI::Validator notARedOp() {
+  return CLI::Validator(
+      [](std::string& v) {
+        if (!parseRedOp(v).isOk()) return std::string();
+        return fmt::format(
+            "'{}' is a reduction: -o/--output names the JSON file to write; give the reduction with "
+            "--op {} (a file of that name: ./{})",
+            v, v, v);
+      },
+      "", "not a reduction");
+}
+
+// Words left over on the command line. With --json set they are the file that --json took
+// before it became a flag, so the message names -o/--output.
+int refuseExtras(const Options& o, const std::vector<std::string>& extras) {
+  const std::string words = terminalSafe(fmt::format("{}", fmt::join(extras, " ")));
+  if (o.json)
+    fmt::print(stderr,
+               "gpupeer coll: --json takes no file ('{}'): it prints the JSON document on standard output; write "
+               "it to a file with -o/--output FILE\n",
+               words);
+  else
+    fmt::print(stderr, "gpupeer coll: not expected: {} (see gpupeer coll --help)\n", words);
+  return kExitUsage;
 }
 
 CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
@@ -418,12 +478,14 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("-b,--minbytes", opts->begin, "smallest size (default 8)");
   sub->add_option("-e,--maxbytes", opts->end, "largest size (default 128M)");
   sub->add_option("-f,--stepfactor", opts->factor, "size factor (default 2)");
-  sub->add_option("-d,--datatype", opts->type,
-                  "float, half, bfloat16, double, int8, uint8, int32, int64, f8e4m3, f8e5m2");
-  sub->add_option("-o,--op", opts->redop, "sum, prod, min, max, avg (reductions)");
+  sub->add_option("--datatype", opts->type,
+                  "float (default), half, bfloat16, double, int8, uint8, int32, int64, f8e4m3, f8e5m2");
+  sub->add_option("--op", opts->redop, "reduction: sum (default), prod, min, max, avg");
   sub->add_option("-r,--root", opts->root, "root rank of broadcast and reduce (default 0)");
   sub->add_option("-g,--ngpus", opts->gpus, "number of GPUs (default all)");
-  sub->add_option("--devices", opts->devices, "GPUs to use, e.g. 0,1")->check(namesSomething("device"));
+  sub->add_option("-d,--devices", opts->devices, "GPUs to use, e.g. 0,1")
+      ->check(namesSomething("device"))
+      ->check(notADataType());
   sub->add_option("-n,--iters", opts->iters, "operations timed back to back (default 20)");
   sub->add_option("-w,--warmup_iters", opts->warmup, "warm-up operations (default 5)");
   sub->add_option("-G,--cudagraph", opts->graphLaunches,
@@ -431,7 +493,13 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("-c,--check", opts->check, "check every result against the host reference (default 1)");
   sub->add_option("--baseline", opts->baseline,
                   "nccl: NCCL on the same streams (eager; with -G in graphs, and in graphs with symmetric windows)");
-  sub->add_option("--json", opts->json, "also write the table as JSON to this file (for scripts/plot_coll.py)");
+  sub->add_flag("--json", opts->json, "print the table as one JSON document instead (for scripts)");
+  sub->add_flag("--progress", opts->progress,
+                "a line per finished size on standard error (default: only where standard error is a terminal)");
+  sub->add_option("-o,--output", opts->output,
+                  "also write the table as JSON to this file (for scripts/plot_coll.py and gpupeer report)")
+      ->check(nonEmptyFileName())
+      ->check(notARedOp());
   sub->add_option("--procs", opts->procs,
                   "one process per rank (RankCommunicator), this many, each on GPU rank % visible GPUs; NCCL "
                   "baseline by ncclCommInitRank per process");
@@ -446,7 +514,21 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
                   "default: where measured faster, src/comm/zero_copy_rules.hpp)");
   sub->add_option("--proc-rank", opts->procRank)->group("");  // set by --procs for the ranks it starts
   sub->add_option("--proc-id", opts->procId)->group("");
-  sub->callback([opts, &exitCode] { exitCode = run(*opts); });
+  sub->footer(helpFooter(
+      {"gpupeer coll all_reduce -b 8 -e 128M -f 2",
+       "gpupeer coll all_gather -d 0,1 --datatype bfloat16 -G 10 "
+       "--baseline nccl -o all_gather.json",
+       "gpupeer coll reduce_scatter --procs 2 --op max --json > rs.json"},
+      "0 every result right, 1 a wrong result, 2 bad input, 3 no GPU (or fewer than -g), 4 a failed run or an "
+      "-o file that cannot be written"));
+  sub->allow_extras();  // refused by refuseExtras, which can say what --json no longer takes
+  sub->callback([opts, sub, &exitCode] {
+    std::vector<std::string> extras = sub->remaining();
+    // `coll --json out.json`: the file name landed on the operation's place.
+    if (opts->json && !parseCollOp(opts->op).isOk() && opts->op.find_first_of("./") != std::string::npos)
+      extras.insert(extras.begin(), opts->op);
+    exitCode = extras.empty() ? run(*opts) : refuseExtras(*opts, extras);
+  });
 });
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "command_registry.hpp"
 #include "core/bounded_input.hpp"
 #include "core/output_file.hpp"
+#include "core/sweep_progress.hpp"
 #include "cuda/copy_kernels.cuh"
 #include "cuda/device_memory.hpp"
 #include "gpupeer/bench.hpp"
@@ -224,7 +225,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
     return st.isOk() ? value : -1.0;
   };
   const double launchUs = smallLaunchUs(stats.get(), stream);
-  if (rank == 0) {
+  if (rank == 0 && !o.json) {  // with --json, the document alone goes to standard output
     fmt::print(
         "# gpupeer coll {} --procs {}: {} processes, one rank each; {}; one-shot slots of {}{}; type {}{}{}; {}\n",
         collOpName(o.op), n, n, comm.transport(), formatBytes(comm.slotBytes()),
@@ -247,6 +248,7 @@ int runCollProcsRank(const CollProcsOptions& o) {
                "type", "redop", "root", "algo", "time us", "algbw", "busbw", "#wrong", "host us",
                nccl ? "    nccl us   busbw #wrong   ratio |" : "");
   }
+  if (rank == 0 && o.json && o.nccl && !nccl) fmt::print(stderr, "# baseline: NCCL not run: {}\n", ncclNote);
   nlohmann::json doc = {{"op", collOpName(o.op)},
                         {"type", dataTypeName(o.type)},
                         {"procs", n},
@@ -255,6 +257,9 @@ int runCollProcsRank(const CollProcsOptions& o) {
                         {"nccl_version", nccl ? nccl->version() : ""},
                         {"rows", nlohmann::json::array()}};
   bool anyWrong = false, anyError = false;
+  // Rank 0 alone says how far the sweep is; the others' standard error stays quiet.
+  SweepProgress progress(fmt::format("gpupeer coll {} --procs {}", collOpName(o.op), n), o.sizes.size(), o.progress,
+                         rank == 0 ? stderr : nullptr);
   for (std::size_t size : o.sizes) {
     const std::size_t count = countFor(size), shown = collectiveBytes(o.op, count, o.type, n);
     // The timed operations run on inputs of salt 0, the checked one on salt 1: a value left
@@ -341,16 +346,18 @@ int runCollProcsRank(const CollProcsOptions& o) {
         row["nccl"] = {{"error", base.error.empty() ? "on another rank" : base.error}};
       }
     }
-    if (rank == 0) {
+    if (rank == 0 && !o.json) {
       fmt::print("{}\n", line);
       if (!mine.error.empty()) fmt::print("#   gpupeer: {}\n", mine.error);
       std::fflush(stdout);
     }
     doc["rows"].push_back(row);
+    progress.done(formatBytes(size));
     if (failed != 0) break;  // the communicator refuses work after a failure
   }
-  if (rank == 0 && !o.json.empty()) {
-    Status written = writeOutputFile(o.json, dumpJson(doc, 1) + "\n");
+  if (rank == 0 && o.json) fmt::print("{}\n", dumpJson(doc, 1));
+  if (rank == 0 && !o.output.empty()) {
+    Status written = writeOutputFile(o.output, dumpJson(doc, 1) + "\n");
     if (!written.isOk()) {
       fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
       anyError = true;

@@ -22,9 +22,11 @@ struct CollProcsOptions {
   int procs = 2;
   int iters = 20, warmup = 5, graphLaunches = 0, check = 1;
   bool nccl = false;
-  std::string json;
-  std::size_t slotBytes = 0;                     ///< RankCommOptions::slotBytes; 0: its default
-  bool registered = false;                       ///< each rank's send and receive buffers registered
+  std::string output;         ///< -o/--output: the JSON document also written to this file
+  bool json = false;          ///< --json: the JSON document on standard output instead of the table
+  bool progress = false;      ///< --progress: rank 0 writes a line per finished size to standard error
+  std::size_t slotBytes = 0;  ///< RankCommOptions::slotBytes; 0: its default
+  bool registered = false;    ///< each rank's send and receive buffers registered
   std::optional<std::size_t> zeroCopyFromBytes;  ///< RankCommOptions::zeroCopyFromBytes where given
   /// The parent's command line (from "coll" on), which each rank reruns with its rank added.
   std::vector<std::string> args;

@@ -45,6 +45,10 @@ CommandRegistrar registrar("doctor", 5, [](CLI::App& app, int& exitCode) {
   sub->add_flag("--json", opts->json, "JSON output");
   sub->add_flag("--no-gpu-actions", opts->noGpuActions, "only the rules over the snapshot; no data check or bandwidth");
   addSnapshotOption(sub, opts->snapshotFile);
+  sub->footer(helpFooter({"gpupeer doctor", "NCCL_P2P_DISABLE=1 gpupeer doctor --no-gpu-actions",
+                          "gpupeer doctor --snapshot machine.json --json"},
+                         "0 healthy or info findings only, 1 an error finding, 2 bad input, 3 no GPU, 4 error, "
+                         "5 warnings are the worst"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

@@ -19,7 +19,8 @@ namespace {
 
 struct Options {
   std::vector<std::string> text;  // words of the message, or "-" for stdin
-  std::string file;               // -f LOG ("-" = stdin)
+  std::string file;               // --file LOG ("-" = stdin)
+  std::string shortFile;          // -f LOG: refused, -f is the sweeps' size factor
   std::vector<std::string> kbDirs;
   bool json = false;
   std::size_t top = 5;
@@ -47,9 +48,11 @@ Result<Explanation> explainInput(const Options& o, const KnowledgeBase& kb) {
 }
 
 int run(const Options& o) {
+  if (!o.shortFile.empty())
+    return usage(fmt::format("-f is the size factor of bench and coll sweeps; read a log with --file {}", o.shortFile));
   if (o.text.empty() && o.file.empty())
-    return usage("give the error text, -f LOG, or - to read standard input (see --help)");
-  if (!o.text.empty() && !o.file.empty()) return usage("give either the error text or -f LOG, not both");
+    return usage("give the error text, --file LOG, or - to read standard input (see --help)");
+  if (!o.text.empty() && !o.file.empty()) return usage("give either the error text or --file LOG, not both");
 
   // The built-in KB and GPUPEER_KB_PATH's folders that exist (a stale entry in the variable is
   // a warning, not a failure); every --kb folder must exist.
@@ -89,7 +92,8 @@ CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
                          "p2pBandwidthLatencyTest and NCCL_DEBUG=INFO output. Exit 0 when something matched or was "
                          "recognised, 1 when nothing was");
   sub->add_option("text", opts->text, "the error message (several words are joined), or - for stdin");
-  sub->add_option("-f,--file", opts->file, "read this log file (- for stdin); any size, streamed")->type_name("LOG");
+  sub->add_option("--file", opts->file, "read this log file (- for stdin); any size, streamed")->type_name("LOG");
+  sub->add_option("-f", opts->shortFile)->group("");  // -f means the size factor in every subcommand
   sub->add_option("--kb", opts->kbDirs, "also load KB entries (*.json) from this directory; repeatable")
       ->allow_extra_args(false)
       ->type_name("DIR");
@@ -100,11 +104,12 @@ CommandRegistrar registrar("explain", 60, [](CLI::App& app, int& exitCode) {
   sub->footer(
       "Examples:\n"
       "  gpupeer explain \"CUDA error: peer access is not supported between these two devices\"\n"
-      "  gpupeer explain -f train.log\n"
+      "  gpupeer explain --file train.log\n"
       "  NCCL_DEBUG=WARN torchrun ... 2>&1 | gpupeer explain -\n"
       "  nvidia-smi topo -p2p r | gpupeer explain -\n"
       "  NCCL_DEBUG=INFO ./all_reduce_perf -g 8 2>&1 | gpupeer explain -\n"
-      "The KB is the built-in one plus each directory of GPUPEER_KB_PATH (colon-separated) and --kb.");
+      "The KB is the built-in one plus each directory of GPUPEER_KB_PATH (colon-separated) and --kb.\n"
+      "Exit codes: 0 something matched or was recognised, 1 nothing was, 2 bad input, 4 error.");
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

@@ -46,10 +46,13 @@ CommandRegistrar registrar("report", 60, [](CLI::App& app, int& exitCode) {
   sub->add_option("-o,--output", opts->output, "the HTML file to write (default gpupeer-report.html)")
       ->check(nonEmptyFileName());
   sub->add_option("--results", opts->results,
-                  "results files: 'gpupeer bench --json' lines, 'gpupeer coll --json' files, results records")
+                  "results files: 'gpupeer bench --json' lines, 'gpupeer coll -o' or '--json' files, results records")
       ->expected(1, -1);
   sub->add_option("--title", opts->title, "page title (default: gpupeer report: <host>)");
   addSnapshotOption(sub, opts->snapshotFile);
+  sub->footer(helpFooter({"gpupeer report -o report.html",
+                          "gpupeer report --snapshot machine.json --results coll.json bench.jsonl --title lab-7"},
+                         "0 written, 2 bad input, 4 error (also a file that cannot be written)"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 

@@ -33,6 +33,8 @@ CommandRegistrar registrar("topo", 20, [](CLI::App& app, int& exitCode) {
       app.add_subcommand("topo", "Topology matrix (NV#, PIX, PXB, PHB, NODE, SYS) and P2P status of every pair");
   sub->add_flag("--json", opts->json, "JSON output for scripts");
   addSnapshotOption(sub, opts->snapshotFile);
+  sub->footer(helpFooter({"gpupeer topo", "gpupeer topo --snapshot machine.json --json"},
+                         "0 ok, 2 bad input, 3 no GPU, 4 error"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 
