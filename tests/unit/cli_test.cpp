@@ -123,7 +123,7 @@ TEST_F(Cli, CollTakesTheSameOptionsAsTheOtherCommands) {
 
 // Every subcommand's help ends with command lines to copy and the exit codes it can give.
 TEST_F(Cli, EverySubcommandsHelpShowsExamplesAndExitCodes) {
-  for (const std::string sub : {"doctor", "topo", "check", "bench", "coll", "explain", "snapshot", "report"}) {
+  for (const std::string sub : {"doctor", "topo", "check", "bench", "coll", "explain", "snapshot", "report", "nccl"}) {
     CliRun r = run(sub + " --help");
     ASSERT_EQ(r.exitCode, 0) << sub << ": " << r.err;
     const std::size_t examples = r.out.find("Examples:\n  gpupeer " + sub);

@@ -84,7 +84,7 @@ CommandRegistrar registrar("nccl", 80, [](CLI::App& app, int& exitCode) {
       "nccl", "How to run NCCL programs unchanged on gpupeer here: libgpupeer_nccl.so, the real NCCL, the settings");
   sub->add_flag("--env", opts->env, "Print only the shell settings (export LD_PRELOAD=...), for eval");
   sub->footer(helpFooter({"gpupeer nccl", "eval \"$(gpupeer nccl --env)\""},
-                         "0 library and real NCCL found, 1 no real NCCL, 4 libgpupeer_nccl.so not found"));
+                         "0 library and real NCCL found, 1 no real NCCL, 2 bad input, 4 libgpupeer_nccl.so not found"));
   sub->callback([opts, &exitCode] { exitCode = run(*opts); });
 });
 
