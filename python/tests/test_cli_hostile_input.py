@@ -59,7 +59,7 @@ def test_closed_standard_input_is_a_usage_error():
 def test_a_log_with_escapes_c1_bytes_and_bad_utf8_is_shown_escaped(tmp_path):
     log = tmp_path / "hostile.log"
     log.write_bytes(b"\xff " + PEER_MESSAGE + b" \x1b]0;owned\x07 \x08\x08 \x9b31m \xc2\x9b2J\n")
-    run = module("explain", "-f", str(log))
+    run = module("explain", "--file", str(log))
     assert run.returncode == 0, run.stderr
     for raw in (b"\x1b", b"\x07", b"\x08", b"\x9b31m", b"\xc2\x9b"):
         assert raw not in run.stdout, run.stdout
@@ -69,7 +69,7 @@ def test_a_log_with_escapes_c1_bytes_and_bad_utf8_is_shown_escaped(tmp_path):
 
 
 def test_a_folder_as_log_is_named():
-    run = module("explain", "-f", REPO)
+    run = module("explain", "--file", REPO)
     assert run.returncode == 2
     assert "is a folder" in one_line_error(run)
 
