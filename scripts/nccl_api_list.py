@@ -10,6 +10,8 @@ import os
 import re
 import sys
 
+from generated_file import write_or_check
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIST = os.path.join(ROOT, "src", "nccl_api", "nccl_functions.def")
 HEADER_CANDIDATES = [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "nccl.h"),
@@ -73,19 +75,7 @@ def main():
         return 2
     with open(header, encoding="utf-8") as f:
         wanted = render(f.read())
-    if args.check:
-        with open(LIST, encoding="utf-8") as f:
-            have = f.read()
-        if have != wanted:
-            print(f"nccl_api_list: {os.path.relpath(LIST, ROOT)} differs from {header}; "
-                  "run scripts/nccl_api_list.py and build libgpupeer_nccl.so again", file=sys.stderr)
-            return 1
-        print(f"nccl_api_list: {wanted.count('NCCL_API_FN(')} functions, as {header} declares")
-        return 0
-    with open(LIST, "w", encoding="utf-8") as f:
-        f.write(wanted)
-    print(f"wrote {os.path.relpath(LIST, ROOT)}: {wanted.count('NCCL_API_FN(')} functions")
-    return 0
+    return write_or_check(LIST, wanted, args.check, "nccl_api_list", ROOT)
 
 
 if __name__ == "__main__":

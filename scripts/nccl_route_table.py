@@ -13,6 +13,8 @@ import os
 import re
 import sys
 
+from generated_file import write_or_check
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(ROOT, "src", "nccl_api", "route_sources.json")
 TABLE = os.path.join(ROOT, "src", "nccl_api", "route_table_data.inc")
@@ -73,18 +75,7 @@ def main():
         config = json.load(f)
     sources, margin = config["sources"], float(config.get("margin", 0))
     text = render(sources, margin, points(sources, margin))
-    if args.check:
-        with open(TABLE, encoding="utf-8") as f:
-            if f.read() != text:
-                print("nccl_route_table: src/nccl_api/route_table_data.inc is not what its sources give; "
-                      "run scripts/nccl_route_table.py", file=sys.stderr)
-                return 1
-        print("nccl_route_table: the table is what its sources give")
-        return 0
-    with open(TABLE, "w", encoding="utf-8") as f:
-        f.write(text)
-    print(f"wrote {os.path.relpath(TABLE, ROOT)}")
-    return 0
+    return write_or_check(TABLE, text, args.check, "nccl_route_table", ROOT)
 
 
 if __name__ == "__main__":

@@ -49,8 +49,13 @@ Result<std::string> readFileBounded(const std::string& path, std::size_t maxByte
   return text;
 }
 
-int jsonNestingDepth(std::string_view text, int limit) {
-  int depth = 0, deepest = 0;
+namespace {
+
+// Calls visit(c, i) for every character of `text` outside JSON strings (the quotes and the
+// strings' contents are skipped, escapes included) until visit returns false; one pass, so
+// both scans below are linear in the text.
+template <class Visit>
+void forEachStructuralChar(std::string_view text, Visit visit) {
   bool inString = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -61,39 +66,45 @@ int jsonNestingDepth(std::string_view text, int limit) {
         inString = false;
     } else if (c == '"') {
       inString = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (!visit(c, i)) {
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+int jsonNestingDepth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  forEachStructuralChar(text, [&](char c, std::size_t) {
+    if (c == '[' || c == '{') {
+      if (++depth > deepest && (deepest = depth) > limit) return false;
     } else if (c == ']' || c == '}') {
       --depth;
     }
-  }
+    return true;
+  });
   return deepest;
 }
 
 std::size_t jsonKeyPastLimit(std::string_view text, std::size_t limit) {
   constexpr std::size_t kArray = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> keys;  // per open bracket: keys so far, or kArray
-  bool inString = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i;  // the escaped character, whatever it is
-      else if (c == '"')
-        inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '{') {
+  std::size_t past = std::string_view::npos;
+  forEachStructuralChar(text, [&](char c, std::size_t i) {
+    if (c == '{') {
       keys.push_back(0);
     } else if (c == '[') {
       keys.push_back(kArray);
     } else if (c == '}' || c == ']') {
       if (!keys.empty()) keys.pop_back();
     } else if (c == ':' && !keys.empty() && keys.back() != kArray && ++keys.back() > limit) {
-      return i;
+      past = i;
+      return false;
     }
-  }
-  return std::string_view::npos;
+    return true;
+  });
+  return past;
 }
 
 std::string jsonTooManyKeysMessage(std::string_view text, std::string_view sourceName, std::size_t offset) {
