@@ -77,7 +77,10 @@ class Rank {
     CHECK_CUDA(cudaMalloc(&send, in * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&recv, out * sizeof(float)));
     CHECK_CUDA(cudaMemcpy(send, host.data(), in * sizeof(float), cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemset(recv, 0xff, out * sizeof(float)));  // NaN: an element not written is wrong
+    // NaN: an element not written is wrong. On the operation's stream and waited for: the stream
+    // is non-blocking, so a plain cudaMemset (legacy stream) would not be ordered before it.
+    CHECK_CUDA(cudaMemsetAsync(recv, 0xff, out * sizeof(float), stream_));
+    CHECK_CUDA(cudaStreamSynchronize(stream_));
     cudaGraph_t g = nullptr;
     if (graph) CHECK_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     enqueue(op, send, recv, count, root);
