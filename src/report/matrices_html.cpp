@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "gpupeer/bench.hpp"
 #include "gpupeer/topology.hpp"
 #include "report/report_sections.hpp"
 #include "report/svg_chart.hpp"
@@ -152,7 +153,9 @@ std::string benchSectionHtml(const Snapshot& s, const ReportResults& results) {
            "&gt; bench.jsonl</code> and pass <code>--results bench.jsonl</code>.</p>\n";
   std::string html;
   for (const BenchResult& r : results.bench) {
-    html += fmt::format("<h3>{}</h3><p class=\"what\">{}</p>\n", htmlEscape(r.key), htmlEscape(r.description));
+    const BenchTestcase* known = findBenchTestcase(r.key);
+    const std::string& what = !r.description.empty() ? r.description : known ? known->description : r.description;
+    html += fmt::format("<h3>{}</h3><p class=\"what\">{}</p>\n", htmlEscape(r.key), htmlEscape(what));
     if (!r.waived.empty()) html += fmt::format("<p class=\"waived\">Waived: {}</p>\n", htmlEscape(r.waived));
     if (!r.error.empty()) html += fmt::format("<p class=\"error\">Failed: {}</p>\n", htmlEscape(r.error));
     if (r.cells.empty()) continue;
