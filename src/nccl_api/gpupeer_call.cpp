@@ -1,9 +1,7 @@
 #include "nccl_api/gpupeer_call.hpp"
 
-#include <mutex>
-#include <set>
+#include <atomic>
 #include <string>
-#include <tuple>
 
 #include "nccl_api/debug_log.hpp"
 #include "nccl_api/route_table.hpp"
@@ -49,17 +47,27 @@ bool hasReduction(CollOp op) {
   return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
 }
 
+// Whether (op, why) is met for the first time. Every `why` is a string literal of this file, so
+// its address names it: a few atomic slots per operation, no lock and no allocation on the
+// call path.
+bool firstTime(CollOp op, const char* why) {
+  constexpr int kOps = static_cast<int>(CollOp::kSendRecv) + 1, kSlots = 8;
+  static std::atomic<const char*> seen[kOps][kSlots];
+  for (std::atomic<const char*>& slot : seen[static_cast<int>(op)]) {
+    const char* held = slot.load(std::memory_order_acquire);
+    if (held == nullptr && slot.compare_exchange_strong(held, why)) return true;
+    if (held == why) return false;
+  }
+  return false;  // more reasons than slots: no more lines
+}
+
 // At INFO, each (operation, where, why) once per process; at TRACE, every call.
 void noteRoute(CollOp op, std::size_t bytes, int ranks, const char* where, const char* why) {
   if (logLevel() >= LogLevel::kTrace) {
     logTrace("{} of {} bytes on {} ranks to {}: {}", collOpName(op), bytes, ranks, where, why);
     return;
   }
-  if (logLevel() < LogLevel::kInfo) return;
-  static std::mutex lock;
-  static std::set<std::tuple<CollOp, std::string, std::string>> seen;
-  std::lock_guard guard(lock);
-  if (seen.emplace(op, where, why).second)
+  if (logLevel() >= LogLevel::kInfo && firstTime(op, why))
     logInfo("{} to {}: {} (first such call: {} bytes on {} ranks; GPUPEER_NCCL_DEBUG=TRACE shows every call)",
             collOpName(op), where, why, bytes, ranks);
 }
