@@ -18,4 +18,5 @@ python3 scripts/bench_readme.py --check  # bench/README.md and results.jsonl fil
 scripts/check_package.sh build
 
 # Once more with AddressSanitizer + UBSan (CPU sources only), then each fuzz target briefly.
-scripts/sanitize.sh "${GPUPEER_FUZZ_SECONDS:-20}"
+# 10 s per fuzz target keeps the whole run under 15 minutes on 2 cores (six targets).
+scripts/sanitize.sh "${GPUPEER_FUZZ_SECONDS:-10}"
