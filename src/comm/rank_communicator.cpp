@@ -10,6 +10,7 @@
 #include "comm/zero_copy_rules.hpp"
 #include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
+#include "cuda/device_guard.hpp"
 #include "cuda/one_shot_kernels.cuh"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_algo.hpp"
@@ -28,16 +29,6 @@ Result<std::string> padded(const std::string& blob) {
   out.resize(kExchangeBytes, '\0');
   return out;
 }
-
-// Restores the caller's device when an operation returns.
-class DeviceGuard {
- public:
-  DeviceGuard() { cudaGetDevice(&previous_); }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-
- private:
-  int previous_ = 0;
-};
 
 }  // namespace
 

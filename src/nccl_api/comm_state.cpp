@@ -4,6 +4,8 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "cuda/device_guard.hpp"
+
 namespace gpupeer::nccl_api {
 namespace {
 
@@ -22,11 +24,9 @@ std::unordered_map<ncclComm_t, std::shared_ptr<CommState>>& table() {
 CommState::~CommState() {
   gpupeer.reset();
   if (exchangeStream != nullptr) {
-    int current = -1;
-    cudaGetDevice(&current);
+    DeviceGuard guard;
     cudaSetDevice(device);
     cudaStreamDestroy(exchangeStream);
-    if (current >= 0) cudaSetDevice(current);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "cuda/device_guard.hpp"
 #include "nccl_api/comm_start.hpp"
 #include "nccl_api/debug_log.hpp"
 #include "nccl_api/gpupeer_call.hpp"
@@ -39,11 +40,9 @@ void endGpupeer(const std::shared_ptr<gn::CommState>& state, bool abort) {
     state->gpupeer->abort();
     return;
   }
-  int current = -1;
-  cudaGetDevice(&current);
+  gpupeer::DeviceGuard guard;
   cudaSetDevice(state->device);
   cudaDeviceSynchronize();
-  if (current >= 0) cudaSetDevice(current);
 }
 
 std::mutex windowLock;

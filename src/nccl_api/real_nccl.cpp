@@ -21,15 +21,6 @@
 namespace gpupeer::nccl_api {
 namespace {
 
-// The file this library was loaded from, to tell it apart from the real NCCL.
-std::string ownFile() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&realNccl), &info) == 0 || info.dli_fname == nullptr) return {};
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::canonical(info.dli_fname, ec);
-  return ec ? std::string(info.dli_fname) : p.string();
-}
-
 std::string fileOfSymbol(void* symbol) {
   Dl_info info{};
   if (symbol == nullptr || dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return {};
@@ -37,6 +28,9 @@ std::string fileOfSymbol(void* symbol) {
   std::filesystem::path p = std::filesystem::canonical(info.dli_fname, ec);
   return ec ? std::string(info.dli_fname) : p.string();
 }
+
+// The file this library was loaded from, to tell it apart from the real NCCL.
+std::string ownFile() { return fileOfSymbol(reinterpret_cast<void*>(&realNccl)); }
 
 // A handle on `file` whose ncclGetVersion is not ours, or null.
 void* openIfNotOurs(const std::string& file, const std::string& own) {
