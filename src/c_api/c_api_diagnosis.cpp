@@ -154,10 +154,9 @@ int gpupeer_doctor(const char* snapshot_path, const char* snapshot_json, int gpu
     DoctorReport report = diagnose(s.value(), measure ? &measured : nullptr);
     if (probed && !measure) report.notRun = {"GPU actions (--no-gpu-actions)"};
     if (worst) {
-      // doctorExitCode's order: an error first, then no GPU, then the worst severity.
+      // doctorExitCode decides the order (an error first, then no GPU, then the worst severity).
       const int severity = report.findings.empty() ? -1 : static_cast<int>(report.worst());
-      *worst =
-          severity == static_cast<int>(Severity::kError) || !s.value().gpus.empty() ? severity : GPUPEER_DOCTOR_NO_GPU;
+      *worst = doctorExitCode(s.value(), report) == 3 ? GPUPEER_DOCTOR_NO_GPU : severity;
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const Measurements* m = measure ? &measured : nullptr;

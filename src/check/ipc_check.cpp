@@ -31,6 +31,7 @@
 #include "check/ipc_protocol.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/driver_entry.hpp"
+#include "gpupeer/pattern.hpp"
 
 extern char** environ;
 
@@ -39,21 +40,6 @@ namespace {
 
 using namespace ipcproto;
 static_assert(kIpcHandleBytes == CU_IPC_HANDLE_SIZE && sizeof(cudaIpcMemHandle_t) == kIpcHandleBytes);
-
-// Known bytes that differ per position, per seed and per side.
-void fillPattern(std::vector<unsigned char>& b, std::uint64_t seed) {
-  for (std::size_t i = 0; i < b.size(); ++i)
-    b[i] = static_cast<unsigned char>((seed * 0x9e37 + i * 131 + (i >> 13)) & 0xff);
-}
-
-// The first differing offset, or -1.
-long long firstMismatch(const std::vector<unsigned char>& got, std::uint64_t seed) {
-  std::vector<unsigned char> want(got.size());
-  fillPattern(want, seed);
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i]) return static_cast<long long>(i);
-  return -1;
-}
 
 void set(MechanismAnswer& a, CheckOutcome o, const char* kb, const char* format, ...)
     __attribute__((format(printf, 4, 5)));
@@ -128,11 +114,12 @@ bool checkAndAnswer(const Driver& d, CUdeviceptr ptr, std::uint64_t seed, Mechan
     set(a, CheckOutcome::kFail, kb, "cuMemcpyDtoH of the imported memory: %s", d.name(r));
     return false;
   }
-  if (long long at = firstMismatch(host, seed); at >= 0) {
-    set(a, CheckOutcome::kFail, kb, "imported, but the bytes differ from the owner's from offset %lld", at);
+  if (std::optional<Mismatch> m = findMismatch(host.data(), host.size(), seed)) {
+    set(a, CheckOutcome::kFail, kb, "imported, but the bytes differ from the owner's from offset %lld",
+        static_cast<long long>(m->offset));
     return false;
   }
-  fillPattern(host, seed + 1);
+  fillPattern(host.data(), host.size(), seed + 1);
   if (CUresult r = d.toDevice(ptr, host.data(), kBytes); r != CUDA_SUCCESS) {
     set(a, CheckOutcome::kFail, kb, "cuMemcpyHtoD into the imported memory: %s", d.name(r));
     return false;
@@ -358,9 +345,10 @@ void checkWriteBack(void* ptr, std::uint64_t seed, IpcMechanismResult& r) {
     r.detail = "reading back what the second process wrote failed";
     return;
   }
-  if (long long at = firstMismatch(host, seed + 1); at >= 0) {
+  if (std::optional<Mismatch> m = findMismatch(host.data(), host.size(), seed + 1)) {
     r.outcome = CheckOutcome::kFail;
-    r.detail = "the second process's writes did not arrive (first difference at offset " + std::to_string(at) + ")";
+    r.detail =
+        "the second process's writes did not arrive (first difference at offset " + std::to_string(m->offset) + ")";
   }
 }
 
@@ -385,7 +373,7 @@ Result<IpcCheckReport> runIpcCheck(const Snapshot& s, int device) {
 
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
   std::vector<unsigned char> pattern(kBytes);
-  fillPattern(pattern, q.seed);
+  fillPattern(pattern.data(), pattern.size(), q.seed);
   void* plain = nullptr;
   GPUPEER_CUDA_CHECK(device, cudaMalloc(&plain, kBytes));
   std::unique_ptr<void, void (*)(void*)> plainGuard(plain, [](void* p) { (void)cudaFree(p); });
@@ -450,7 +438,7 @@ Result<IpcCheckReport> runIpcCheck(const Snapshot& s, int device) {
     mine[i]->onlyPidfdRefused = a.onlyPidfdRefused != 0;
     if (mine[i]->outcome == CheckOutcome::kPass) checkWriteBack(pointers[i], q.seed, *mine[i]);
   }
-  if (vmmProblem.empty()) cuMem.detail += vmmNote;
+  cuMem.detail += vmmNote;  // set only where the cuMem memory was made
   report.results = {cudaIpc, cuMem};
   return report;
 }

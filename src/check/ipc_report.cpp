@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/bounded_input.hpp"
 #include "gpupeer/ipc_check.hpp"
 
 namespace gpupeer {
@@ -94,7 +95,7 @@ std::string ipcCheckReportToJson(const IpcCheckReport& r) {
   j["obstacles"] = nlohmann::ordered_json::array();
   for (const IpcObstacle& o : r.obstacles)
     j["obstacles"].push_back({{"mechanism", o.mechanism}, {"why", o.why}, {"kbId", o.kbId}});
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return dumpJson(j, 2) + "\n";
 }
 
 }  // namespace gpupeer

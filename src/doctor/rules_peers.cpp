@@ -94,12 +94,10 @@ void mixedGpuModels(const Snapshot& s, const Measurements*, Findings& out) {
     if (indices.size() > 1)
       fix += fmt::format("{}{} \"$SHELL\"   # start the job for the {} GPUs from this shell", fix.empty() ? "" : "\n",
                          visibleDevices(s, indices), model);
-  std::vector<int> all;
-  for (const Gpu& g : s.gpus) all.push_back(g.index);
   out.push_back(
       {"mixed-models", noP2p.empty() ? Severity::kInfo : Severity::kWarning,
        fmt::format("{} GPU models in one machine: P2P between different models is rarely supported", byModel.size()),
-       evidence.substr(1), "cuda/peer-mixed-gpu-models", fix, gpusOf(s, all)});
+       evidence.substr(1), "cuda/peer-mixed-gpu-models", fix, allGpus(s)});
 }
 
 }  // namespace gpupeer::rules

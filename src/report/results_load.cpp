@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/bounded_input.hpp"
 #include "core/json_fields.hpp"
@@ -217,14 +216,17 @@ Status readReportResults(std::string_view text, const std::string& path, ReportR
     }
   }
   std::size_t used = 0, lineNumber = 0;
-  std::stringstream lines{std::string(text)};
-  for (std::string line; std::getline(lines, line);) {
+  // Line by line over the text as given (up to kMaxResultsBytes): no copy of the whole.
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
     ++lineNumber;
     std::size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] != '{') continue;  // logged commands, notes
     const std::string where = fmt::format("{}:{}", path, lineNumber);
     if (jsonNestingDepth(line, kMaxJsonDepth) > kMaxJsonDepth) return nestedTooDeep(where);
-    Json j = Json::parse(line, nullptr, false);
+    Json j = Json::parse(line.begin(), line.end(), nullptr, false);
     Result<bool> taken = j.is_discarded() ? Result<bool>(false) : takeOrRefuse(j, path, where, into);
     if (!taken.isOk()) return taken.status();
     if (!taken.value()) {

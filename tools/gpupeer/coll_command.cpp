@@ -412,9 +412,10 @@ int run(const Options& o) {
         "# *: in place took the table's next choice (the pull kernel cannot serve an in-place {}); the JSON "
         "document has it per row (inplace_algo)\n",
         collOpName(cop));
-  if (o.json) fmt::print("{}\n", dumpJson(doc, 1));
+  const std::string document = o.json || !o.output.empty() ? dumpJson(doc, 1) + "\n" : std::string();
+  if (o.json) fmt::print("{}", document);
   if (!o.output.empty()) {
-    Status written = writeOutputFile(o.output, dumpJson(doc, 1) + "\n");
+    Status written = writeOutputFile(o.output, document);
     if (!written.isOk()) {
       fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
       anyError = true;

@@ -355,9 +355,10 @@ int runCollProcsRank(const CollProcsOptions& o) {
     progress.done(formatBytes(size));
     if (failed != 0) break;  // the communicator refuses work after a failure
   }
-  if (rank == 0 && o.json) fmt::print("{}\n", dumpJson(doc, 1));
+  const std::string document = rank == 0 && (o.json || !o.output.empty()) ? dumpJson(doc, 1) + "\n" : std::string();
+  if (rank == 0 && o.json) fmt::print("{}", document);
   if (rank == 0 && !o.output.empty()) {
-    Status written = writeOutputFile(o.output, dumpJson(doc, 1) + "\n");
+    Status written = writeOutputFile(o.output, document);
     if (!written.isOk()) {
       fmt::print(stderr, "gpupeer coll: {}\n", terminalSafe(written.message()));
       anyError = true;
