@@ -77,7 +77,7 @@ def coll_tables(run, records):
     return out
 
 
-OUTCOME_UNITS = ("tests", "errors")  # test runs' outcomes: no figure of speed, no baseline
+OUTCOME_UNITS = ("tests", "errors", "elements")  # test runs' outcomes: no figure of speed, no baseline
 
 
 TORCH_LIBRARIES = ("gpupeer", "gpupeer_reg", "nccl", "symm_one_shot", "symm_two_shot")
@@ -135,8 +135,13 @@ def outcome_table(run, records):
     rows = [r for r in records if r["unit"] in OUTCOME_UNITS]
     if not rows:
         return []
+    # One line per log and outcome: the NCCL program's per-rank counts are summed over its ranks.
+    lines = {}
+    for i, r in enumerate(rows):
+        key = (r["log"], r["metric"]) if r["unit"] == "elements" else (r["log"], r["metric"], i)
+        lines[key] = lines.get(key, 0) + r["value"]
     out = [f"#### {run}\n", "| log | outcome | value |", "| --- | --- | --- |"]
-    out += [f"| [{r['log']}]({run}/{r['log']}) | {r['metric']} | {r['value']} |" for r in rows]
+    out += [f"| [{key[0]}]({run}/{key[0]}) | {key[1]} | {value} |" for key, value in lines.items()]
     return out + [""]
 
 
@@ -179,7 +184,7 @@ def render():
             out += bench
         outcomes = [line for name, _, records in runs for line in outcome_table(f"results/{machine}/{name}", records)]
         if outcomes:
-            out += ["### Test runs (googletest and ctest: tests passed or failed; compute-sanitizer: errors)", ""]
+            out += ["### Test runs (googletest and ctest: tests passed or failed; compute-sanitizer: errors; the NCCL program: wrong elements over its ranks)", ""]
             out += outcomes
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -36,6 +36,8 @@ MICRO_SIZE = re.compile(r"^(\d+) MiB per direction")
 # Outcomes of test runs: googletest's and ctest's summaries, compute-sanitizer's.
 GTEST_SUMMARY = re.compile(r"^\[  (PASSED|FAILED)  \] (\d+) tests?(?:\.|, listed below)")
 CTEST_SUMMARY = re.compile(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)")
+# tests/nccl_api/nccl_program.cpp: one line per rank.
+PROGRAM_SUMMARY = re.compile(r"^rank (\d+) of (\d+): (\d+) checks, (\d+) wrong, (\d+) failed calls")
 SANITIZER_SUMMARY = re.compile(r"^========= (?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?)")
 SANITIZER_TOOL = re.compile(r"--tool[ =](\w+)")
 # nccl-tests' rows (size, count, type, redop, root, then time, algbw, busbw, #wrong out of place
@@ -205,7 +207,7 @@ def parse_log(path):
 
 def outcome_record(command, line):
     """A test run's outcome as a record: tests passed or failed (googletest, ctest), errors
-    compute-sanitizer reported. None where the line is no such summary."""
+    compute-sanitizer reported, the NCCL program's wrong elements per rank. None where the line is no such summary."""
     m = GTEST_SUMMARY.match(line)
     if m:
         return {"command": command, "metric": f"gtest {m.group(1).lower()}", "value": int(m.group(2)), "unit": "tests",
@@ -215,6 +217,12 @@ def outcome_record(command, line):
         failed, total = int(m.group(1)), int(m.group(2))
         return {"command": command, "metric": "ctest passed", "value": total - failed, "unit": "tests",
                 "failed": failed, "total": total, "baseline": None, "baseline_value": None}
+    m = PROGRAM_SUMMARY.match(line)
+    if m:
+        rank, ranks, checks, wrong, failed = (int(g) for g in m.groups())
+        return {"command": command, "metric": "nccl program wrong elements", "value": wrong, "unit": "elements",
+                "rank": rank, "ranks": ranks, "checks": checks, "failed_calls": failed, "baseline": None,
+                "baseline_value": None}
     m = SANITIZER_SUMMARY.match(line)
     if m:
         tool = SANITIZER_TOOL.search(command or "")

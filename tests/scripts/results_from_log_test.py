@@ -47,6 +47,14 @@ class CollTable(unittest.TestCase):
         self.assertEqual((row["algo"], row["value"], row["baseline"]), ("split", 105.38, None))
 
 
+class NcclProgram(unittest.TestCase):
+    def test_each_rank_wrong_elements_as_a_figure(self):
+        recs = results_from_log.parse_log(log("h200x4", "2026-11-27-nccl-api", "program-p4-table-1.log"))
+        wrong = {r["rank"]: r["value"] for r in recs if r["metric"] == "nccl program wrong elements"}
+        self.assertEqual(wrong, {0: 0, 1: 0, 2: 0, 3: 32768})
+        self.assertTrue(all(r["checks"] == 480 and r["ranks"] == 4 for r in recs))
+
+
 class BenchTable(unittest.TestCase):
     def test_batch_against_its_loop_and_staged_against_cuda(self):
         recs = results_from_log.parse_log(log("h200x2", "2026-11-22-transfer", "transfer-bench.log"))
