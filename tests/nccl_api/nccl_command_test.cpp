@@ -22,7 +22,7 @@ TEST(NcclCommand, EnvPrintsOnlyShellSettings) {
   CliRun r = runCli(scratch, "nccl --env");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.out, std::string("export LD_PRELOAD=") + GPUPEER_NCCL_API_PATH +
-                       "\nexport VLLM_NCCL_SO_PATH=" + GPUPEER_NCCL_API_PATH + "\nexport GPUPEER_NCCL_ROUTE=table\n");
+                       "\nexport VLLM_NCCL_SO_PATH=" + GPUPEER_NCCL_API_PATH + "\n");
 }
 
 TEST(NcclCommand, AMissingRealNcclFailsAndSaysHowToNameOne) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The NCCL program (nccl_program.cpp) on 2 to 4 GPUs, one process per GPU: NCCL alone, then with
-# libgpupeer_nccl.so preloaded routing by its table, then routing every call gpupeer can run to
-# gpupeer. Every run must check every element right. Skips (77) where fewer than 2 GPUs are
+# libgpupeer_nccl.so preloaded routing by its table (the default), then routing every call
+# gpupeer can run to gpupeer. Every run must check every element right. Skips (77) where fewer than 2 GPUs are
 # visible: NCCL refuses two ranks on one GPU.
 # Usage: run_nccl_program.sh PROGRAM LIBRARY [MAX_BYTES]
 set -uo pipefail
@@ -18,6 +18,8 @@ for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
     echo "== $ranks ranks, $mode"
     if [ "$mode" = nccl ]; then
       "$program" --ranks "$ranks" --max-bytes "$max" || failed=1
+    elif [ "$mode" = table ]; then  # the library's default route
+      LD_PRELOAD=$library GPUPEER_NCCL_DEBUG=INFO "$program" --ranks "$ranks" --max-bytes "$max" || failed=1
     else
       LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=$mode GPUPEER_NCCL_DEBUG=INFO \
         "$program" --ranks "$ranks" --max-bytes "$max" || failed=1

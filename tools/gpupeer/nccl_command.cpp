@@ -54,8 +54,7 @@ int run(const Options& o) {
     return kExitError;
   }
   if (o.env) {
-    fmt::print("export LD_PRELOAD={0}\nexport VLLM_NCCL_SO_PATH={0}\nexport GPUPEER_NCCL_ROUTE=table\n",
-               library.string());
+    fmt::print("export LD_PRELOAD={0}\nexport VLLM_NCCL_SO_PATH={0}\n", library.string());
     return kExitOk;
   }
   int version = 0;
@@ -68,11 +67,11 @@ int run(const Options& o) {
   fmt::print(
       "\nPrograms that link NCCL (torch.distributed, nccl-tests, JAX): preload the library, which passes\n"
       "every call it does not run to the NCCL the program loaded:\n"
-      "  LD_PRELOAD={0} GPUPEER_NCCL_ROUTE=table torchrun --nproc-per-node=<GPUs> train.py\n"
+      "  LD_PRELOAD={0} torchrun --nproc-per-node=<GPUs> train.py\n"
       "Libraries that open NCCL by path (vLLM, SGLang):\n"
-      "  VLLM_NCCL_SO_PATH={0} GPUPEER_NCCL_ROUTE=table\n"
-      "Without GPUPEER_NCCL_ROUTE=table every call goes to NCCL: on 4 GPUs the table gave a wrong result\n"
-      "under CUDA graph capture (docs/nccl-api.md, known problems). Which calls gpupeer ran and why the\n"
+      "  VLLM_NCCL_SO_PATH={0}\n"
+      "gpupeer runs a call only where the kept measurements say it is faster than NCCL at that size and\n"
+      "rank count; GPUPEER_NCCL_ROUTE=nccl sends every call to NCCL. Which calls gpupeer ran and why the\n"
       "others went to NCCL: GPUPEER_NCCL_DEBUG=INFO. Shell settings: gpupeer nccl --env.\n",
       library.string());
   return real.empty() ? kExitFailed : kExitOk;
