@@ -12,7 +12,8 @@
 
 #include "gpupeer/cpulist.hpp"
 #include "gpupeer/doctor.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/report.hpp"
 #include "gpupeer/snapshot_json.hpp"
 #include "gpupeer/topology.hpp"
