@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpupeer/cpulist.hpp"
+#include "core/cpulist.hpp"
 #include "gpupeer/doctor.hpp"
 #include "gpupeer/kb_matcher.hpp"
 #include "gpupeer/knowledge_base.hpp"
