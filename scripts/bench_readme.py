@@ -3,6 +3,7 @@
 
 Usage: scripts/bench_readme.py           (rewrites bench/README.md)
        scripts/bench_readme.py --check   (exit 1 where bench/README.md or a results.jsonl is stale)
+Both exit 1 where a run's meta.json does not follow scripts/results_meta.py's schema.
 
 Per machine: the runs (what each measured, commit, date, a link), the newest
 `<date>-collectives` run as one table per operation (gpupeer against each baseline of the same
@@ -16,7 +17,7 @@ import os
 import subprocess
 import sys
 
-from results_from_log import machine_facts
+from results_meta import meta_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "bench", "results")
@@ -154,12 +155,11 @@ def render():
            "[docs/gpu-machine.md](../docs/gpu-machine.md). Ratios are the baseline's time / gpupeer's",
            "(above 1.00x gpupeer is faster) or gpupeer's rate / the baseline's.", ""]
     for machine, runs in sorted(load_runs().items()):
-        first = runs[-1][2][0] if runs[-1][2] else {}
-        out += [f"## {machine}: {first.get('gpu_model', '?')}, driver {first.get('driver', '?')}", "",
+        newest = runs[-1][1]
+        out += [f"## {machine}: {newest['gpu_model']}, driver {newest['driver']}", "",
                 "| run | date | commit | what it measured | figures |", "| --- | --- | --- | --- | --- |"]
         for name, meta, records in runs:
-            date = records[0]["date"] if records else machine_facts(os.path.join(RESULTS, machine, name))["date"]
-            out.append(f"| [{name}](results/{machine}/{name}/) | {date} | {meta['commit']} | {meta['about']} | "
+            out.append(f"| [{name}](results/{machine}/{name}/) | {meta['date']} | {meta['commit']} | {meta['about']} | "
                        f"{len(records)} |")
         out.append("")
         coll = [r for r in runs if r[0].endswith("-collectives")]
@@ -198,8 +198,27 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
+def meta_errors():
+    """One line per field of a meta.json that breaks the schema."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(RESULTS, "*", "*", "meta.json"))):
+        run_dir = os.path.dirname(path)
+        try:
+            meta = json.load(open(path, encoding="utf-8"))
+        except ValueError as e:
+            meta, out = None, out + [f"{os.path.relpath(path, ROOT)}: not JSON: {e}"]
+            continue
+        out += [f"{os.path.relpath(path, ROOT)}: {p}" for p in meta_problems(meta, run_dir)]
+    return out
+
+
 def main(argv):
     args = parse_args(argv)
+    errors = meta_errors()
+    if errors:
+        print("results: meta.json files that break the schema in scripts/results_meta.py:")
+        print("\n".join("  " + e for e in errors))
+        return 1
     text = render()
     if args.check:
         runs = sorted(glob.glob(os.path.join(RESULTS, "*", "*", "")))

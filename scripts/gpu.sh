@@ -173,8 +173,16 @@ run_sanitize() {
 echo "gpu.sh $suite: $n GPU(s), logs in $out"
 "run_$suite"
 commit=${GPUPEER_COMMIT:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)}
-printf '{\n  "commit": "%s",\n  "machine": "%s",\n  "about": "scripts/gpu.sh %s --gpus %s --max %s --ops %s"\n}\n' \
-  "$commit" "$machine" "$suite" "$n" "$max" "${ops// /,}" > "$out/meta.json"
+command="scripts/gpu.sh $suite --gpus $n --max $max --ops ${ops// /,}${procs:+ --procs $procs}"
+case $suite in
+  tests) about="The GPU tests, nvidia-smi's topology beside gpupeer snapshot, topo and check, the doctor three ways, explain and the bad-input cases." ;;
+  bench) about="Every bench testcase on every pair, size sweeps for GPUs 0 and $last, the copy API's paths and the host-cost micro-benchmarks." ;;
+  coll) about="Every collective by the algorithm table against NCCL in one process on $n GPUs, 8 B-$max, eager and in CUDA graphs, results checked." ;;
+  tune) about="Every algorithm each operation can take, forced in CUDA graphs on $n GPUs beside the table's choice, 64 KiB-$max, timing only, two passes." ;;
+  procs) about="One process per rank: the multi-process GPU tests and every collective by coll --procs against NCCL, 8 B-$max, eager and in graphs." ;;
+  sanitize) about="The GPU tests on $n GPUs under compute-sanitizer memcheck, racecheck and synccheck." ;;
+esac
+write_meta "$commit" "$machine" "$command" "$about"
 if command -v python3 >/dev/null; then python3 "$here/results_from_log.py" "$out"
 else echo "gpu.sh: no python3 here: run scripts/results_from_log.py $out where there is one"; fi
 cat "$out/summary.txt"

@@ -24,6 +24,31 @@ write_machine_info() {
   } > "$out/machine.txt" 2>&1
 }
 
+# json_text TEXT: TEXT as a JSON string, quotes included.
+json_text() {
+  local t=${1//\\/\\\\}
+  t=${t//\"/\\\"}
+  printf '"%s"' "$t"
+}
+
+# write_meta COMMIT MACHINE COMMAND ABOUT: $out/meta.json with every field of the schema in
+# scripts/results_meta.py; the date, GPUs and driver come from machine.txt (write_machine_info).
+write_meta() {
+  local date model driver count
+  date=$(sed -n 's/^date: \(.\{10\}\).*/\1/p' "$out/machine.txt")
+  date=${date:-$(date -u +%Y-%m-%d)}
+  count=$(grep -cE '^[0-9]+, ' "$out/machine.txt")
+  model=$(grep -m1 -E '^[0-9]+, ' "$out/machine.txt" | cut -d, -f2 | sed 's/^ *//')
+  driver=$(grep -m1 -E '^[0-9]+, ' "$out/machine.txt" | cut -d, -f4 | sed 's/^ *//')
+  {
+    printf '{\n  "commit": %s,\n  "date": %s,\n  "machine": %s,\n' "$(json_text "$1")" "$(json_text "$date")" \
+      "$(json_text "$2")"
+    printf '  "gpu_model": %s,\n  "gpu_count": %s,\n  "driver": %s,\n' "$(json_text "${model:-not recorded}")" \
+      "${count:-0}" "$(json_text "${driver:-not recorded}")"
+    printf '  "command": %s,\n  "about": %s\n}\n' "$(json_text "$3")" "$(json_text "$4")"
+  } > "$out/meta.json"
+}
+
 # step NAME COMMAND...: one log per step, and a line (exit code, time) in $out/summary.txt.
 step() {
   local name=$1; shift

@@ -5,9 +5,9 @@ Usage: scripts/results_from_log.py RUN_DIR...   (writes RUN_DIR/results.jsonl)
        scripts/results_from_log.py --check RUN_DIR...   (exit 1 where a file is stale)
 
 A run folder is bench/results/<machine>/<date>-<topic>/ holding the logs of scripts/gpu.sh (each
-log starts with "$ COMMAND"), machine.txt (nvidia-smi's GPU list) and meta.json (the commit the
-build was made from, one line saying what the run measured; optionally the machine's name, else
-the parent folder's, and the date and GPUs where machine.txt is missing). What is read:
+log starts with "$ COMMAND"), machine.txt (nvidia-smi's GPU list) and meta.json (the run's
+commit, date, machine, GPUs and driver, which every record copies; its schema is in
+scripts/results_meta.py). What is read:
 `gpupeer coll` (one record per size and baseline: time in us; and busbw against the first
 baseline), `gpupeer bench` (one record per pair: the median), bench/torch_collectives.py's JSON
 lines files (one record per library, type, mode and size against torch.distributed), nccl-tests (one
@@ -46,24 +46,8 @@ SANITIZER_TOOL = re.compile(r"--tool[ =](\w+)")
 NCCL_TESTS_ROW = re.compile(r"^\s+(\d+)\s+(\d+)\s+\w+\s+\w+\s+-?\d+\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\S+)"
                             r"\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+(\S+)")
 NCCL_TESTS_BINARY = re.compile(r"(\w+)_perf\b")
-
-
-def machine_facts(run_dir):
-    """date, GPU model and count, driver from machine.txt (written by scripts/gpu.sh)."""
-    facts = {"date": None, "gpu_model": None, "gpu_count": None, "driver": None}
-    path = os.path.join(run_dir, "machine.txt")
-    if not os.path.exists(path):
-        return facts
-    gpus = []
-    for line in open(path, encoding="utf-8"):
-        if line.startswith("date: "):
-            facts["date"] = line.split()[1][:10]
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 4 and parts[0].isdigit():
-            gpus.append(parts)
-    if gpus:
-        facts.update(gpu_model=gpus[0][1], gpu_count=len(gpus), driver=gpus[0][3])
-    return facts
+# The run's facts each record starts with, from meta.json; a record's own fields override them.
+RUN_FACTS = ("commit", "date", "machine", "gpu_model", "gpu_count", "driver")
 
 
 def coll_records(command, op, gpus, mode, header, row):
@@ -297,11 +281,6 @@ def torch_records(rows):
 def run_lines(run_dir):
     """results.jsonl's text for one run folder."""
     meta = json.load(open(os.path.join(run_dir, "meta.json"), encoding="utf-8"))
-    facts = machine_facts(run_dir)
-    for key, value in facts.items():  # a run without machine.txt names its machine in meta.json
-        if value is None:
-            facts[key] = meta.get(key)
-    machine = meta.get("machine") or os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
     logged = []
     for name in sorted(os.listdir(run_dir)):
         path = os.path.join(run_dir, name)
@@ -315,8 +294,7 @@ def run_lines(run_dir):
     pair_nccl_tests(logged)
     lines = []
     for name, rec in logged:
-        full = {"commit": meta["commit"], "date": facts["date"], "machine": machine,
-                "gpu_model": facts["gpu_model"], "gpu_count": facts["gpu_count"], "driver": facts["driver"]}
+        full = {key: meta[key] for key in RUN_FACTS}
         full.update(rec)
         full["log"] = name
         lines.append(json.dumps(full, sort_keys=False))

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
+scripts/install_git_hooks.sh  # the commit-msg hook, in a git checkout only
 packages=(cmake make g++ libgtest-dev nlohmann-json3-dev libre2-dev libcli11-dev libfmt-dev clang-format
   python3 python3-dev python3-pytest python3-numpy clang-14 libclang-rt-14-dev
   python3-pip python3-venv chromium pkg-config)  # pip, venv: the wheel is installed in a test;

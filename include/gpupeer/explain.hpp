@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "gpupeer/api_error_code.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/status.hpp"
 #include "gpupeer/tool_output.hpp"
 

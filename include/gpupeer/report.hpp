@@ -14,7 +14,7 @@
 
 #include "gpupeer/bench.hpp"
 #include "gpupeer/doctor.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/snapshot.hpp"
 #include "gpupeer/status.hpp"
 

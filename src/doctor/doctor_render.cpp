@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpupeer/doctor.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/knowledge_base.hpp"
 
 namespace gpupeer {
 

@@ -1,8 +1,8 @@
 // Platform: IOMMU, ACS, NUMA placement, MIG, compute mode.
 #include <set>
 
+#include "core/cpulist.hpp"
 #include "doctor/rules.hpp"
-#include "gpupeer/cpulist.hpp"
 #include "gpupeer/topology.hpp"
 
 namespace gpupeer::rules {

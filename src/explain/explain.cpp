@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpupeer/kb_render.hpp"
 #include "query_lookup.hpp"
 
 namespace gpupeer {

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "gpupeer/api_error_code.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 
 namespace gpupeer::explain_detail {
 

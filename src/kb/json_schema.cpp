@@ -1,12 +1,12 @@
 // A small JSON-Schema validator: the keywords the KB schema needs, nothing silently ignored.
+#include "json_schema.hpp"
+
 #include <fmt/format.h>
 #include <re2/re2.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
-
-#include "gpupeer/kb.hpp"
 
 namespace gpupeer {
 namespace {

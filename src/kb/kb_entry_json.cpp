@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/bounded_input.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/knowledge_base.hpp"
 
 namespace gpupeer {
 namespace {

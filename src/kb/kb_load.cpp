@@ -12,7 +12,7 @@
 
 #include "core/bounded_input.hpp"
 #include "core/program_files.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/log.hpp"
 
 namespace gpupeer {

@@ -6,6 +6,8 @@
 // (line_batches.hpp) plus RE2's caches. One RE2::Set DFA over all patterns cost 2.5-3 ns a
 // byte on ordinary log lines (its states spill out of the CPU caches); the literal scan costs
 // about 1.
+#include "gpupeer/kb_matcher.hpp"
+
 #include <fmt/format.h>
 #include <re2/re2.h>
 
@@ -15,7 +17,6 @@
 #include <thread>
 #include <unordered_map>
 
-#include "gpupeer/kb.hpp"
 #include "kb_regex.hpp"
 #include "line_batches.hpp"
 #include "literal_scan.hpp"

@@ -1,9 +1,12 @@
 // What `explain` prints for a scan: text for people, JSON for scripts.
+#include "gpupeer/kb_render.hpp"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 
 namespace gpupeer {
 namespace {

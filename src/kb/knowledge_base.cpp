@@ -1,10 +1,11 @@
 // KnowledgeBase: entries with unique ids whose regexes compile, and the small helpers other
 // code (doctor, explain) uses to present an entry.
+#include "gpupeer/knowledge_base.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "gpupeer/kb.hpp"
 #include "kb_regex.hpp"
 
 namespace gpupeer {

@@ -1,7 +1,7 @@
 // Log lines as the KB matcher sees them: bounded pieces, without terminal escape sequences.
 #include "log_lines.hpp"
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
 
 namespace gpupeer {
 namespace kb_detail {

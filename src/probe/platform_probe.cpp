@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "gpupeer/cpulist.hpp"
+#include "core/cpulist.hpp"
 #include "probe/probe_parts.hpp"
 #include "probe/sysfs.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gpupeer/doctor.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/report.hpp"
 #include "gpupeer/snapshot.hpp"
 

@@ -7,7 +7,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
 #include "tool_output/parsers.hpp"
 
 namespace gpupeer {

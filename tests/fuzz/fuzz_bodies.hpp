@@ -10,9 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "gpupeer/cpulist.hpp"
+#include "core/cpulist.hpp"
 #include "gpupeer/doctor.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/report.hpp"
 #include "gpupeer/snapshot_json.hpp"
 #include "gpupeer/topology.hpp"

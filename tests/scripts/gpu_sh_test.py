@@ -10,9 +10,12 @@ import os
 import shutil
 import subprocess
 import tempfile
+import sys
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import results_meta  # noqa: E402
 KEPT = os.path.join(ROOT, "bench", "results", "h200x2")
 
 NVIDIA_SMI = """#!/bin/bash
@@ -53,6 +56,10 @@ class GpuSh(unittest.TestCase):
         done = subprocess.run([os.path.join(ROOT, "scripts", "gpu.sh"), suite, "--out", out, *args], cwd=tmp, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
         self.assertEqual(done.returncode, 0, done.stdout)
+        # Every suite writes each field that meta.json's schema requires.
+        meta = json.loads(self.read(out, "meta.json"))
+        self.assertEqual([k for k in results_meta.REQUIRED if meta.get(k) is None], [])
+        self.assertEqual(results_meta.about_problems(meta["about"]), [])
         return out
 
     def read(self, out, name):
@@ -66,7 +73,11 @@ class GpuSh(unittest.TestCase):
                                  "g2-all_reduce-small-graph"])
         self.assertTrue(self.read(out, "g2-broadcast-eager.log").startswith("$ build/gpupeer coll broadcast -b 8 -e 512M"))
         meta = json.loads(self.read(out, "meta.json"))
-        self.assertEqual((meta["commit"], meta["machine"]), ("abc1234", "h200x2"))
+        self.assertEqual({k: meta[k] for k in results_meta.REQUIRED if k != "about"},
+                         {"commit": "abc1234", "date": meta["date"], "machine": "h200x2", "gpu_model": "NVIDIA H200",
+                          "gpu_count": 2, "driver": "580.159.04",
+                          "command": "scripts/gpu.sh coll --gpus 2 --max 512M --ops all_reduce,broadcast"})
+        self.assertRegex(meta["date"], r"^\d{4}-\d\d-\d\d$")
         records = [json.loads(line) for line in self.read(out, "results.jsonl").splitlines()]
         first = [r for r in records if r["log"] == "g2-all_reduce-graph.log" and r["bytes"] == 8 and r["unit"] == "us"]
         self.assertEqual([(r["value"], r["baseline"], r["baseline_value"]) for r in first],

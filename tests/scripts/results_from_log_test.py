@@ -14,6 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import bench_readme  # noqa: E402
 import results_from_log  # noqa: E402
+import results_meta  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "bench", "results")
 
@@ -136,9 +137,44 @@ class Outcomes(unittest.TestCase):
 
 class Pages(unittest.TestCase):
     def test_machine_facts(self):
-        facts = results_from_log.machine_facts(os.path.join(RESULTS, "h200x4", "2026-11-22-collectives"))
+        facts = results_meta.machine_facts(os.path.join(RESULTS, "h200x4", "2026-11-22-collectives"))
         self.assertEqual(facts, {"date": "2026-11-22", "gpu_model": "NVIDIA H200", "gpu_count": 4,
                                  "driver": "580.159.04"})
+        # nvidia-smi's default table, as some runs kept it
+        facts = results_meta.machine_facts(os.path.join(RESULTS, "h100x2", "2026-11-25-multi-process-timing"))
+        self.assertEqual(facts, {"date": "2026-11-25", "gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 2,
+                                 "driver": "580.159.04"})
+
+
+class MetaSchema(unittest.TestCase):
+    RUN = os.path.join(RESULTS, "h200x4", "2026-11-22-collectives")
+
+    def meta(self, **changes):
+        meta = {"commit": "6af5db5", "date": "2026-11-22", "machine": "h200x4", "gpu_model": "NVIDIA H200",
+                "gpu_count": 4, "driver": "580.159.04", "command": results_meta.PER_LOG,
+                "about": "Every collective against NCCL.", "files": {"g4-*.log": "coll"}}
+        meta.update(changes)
+        return {k: v for k, v in meta.items() if v is not None}
+
+    def test_a_complete_meta_passes(self):
+        self.assertEqual(results_meta.meta_problems(self.meta(), self.RUN), [])
+
+    def test_each_broken_field_is_named(self):
+        problems = results_meta.meta_problems(
+            self.meta(driver=None, commit="HEAD", date="2026-11-23", machine="h200x2", gpu_count="4", extra=1,
+                      files={"nothing-*.log": "absent"}), self.RUN)
+        self.assertEqual([p.split(":")[0] for p in problems],
+                         ["driver", "extra", "commit", "date", "machine", "gpu_count", "files", "date", "gpu_count"])
+
+    def test_facts_must_agree_with_machine_txt(self):
+        self.assertEqual(results_meta.meta_problems(self.meta(gpu_model="NVIDIA H100"), self.RUN),
+                         ["gpu_model: 'NVIDIA H100' but machine.txt says 'NVIDIA H200'"])
+
+    def test_about_is_one_short_sentence_without_commit_ids(self):
+        self.assertEqual(results_meta.about_problems("Every collective, 8 B-512 MiB, against NCCL 2.28.3."), [])
+        for about in ("Two sentences. Here the second.", "No full stop", "Built at 6af5db5 on 4 GPUs.",
+                      "x" * 200 + "."):
+            self.assertEqual(len(results_meta.about_problems(about)), 1, about)
 
     def test_sizes(self):
         self.assertEqual([bench_readme.size_text(n) for n in (8, 1536, 2048, 1 << 20, 3 << 29)],

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/kb_render.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/snapshot_json.hpp"
 #include "kb_test_support.hpp"
 

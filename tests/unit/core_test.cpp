@@ -8,7 +8,7 @@
 
 #include "gpupeer/bench.hpp"
 #include "gpupeer/error_kb.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/log.hpp"
 #include "gpupeer/pattern.hpp"
 #include "gpupeer/peer_check.hpp"

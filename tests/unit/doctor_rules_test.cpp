@@ -6,7 +6,7 @@
 
 #include "fixture_support.hpp"
 #include "gpupeer/doctor.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/snapshot_json.hpp"
 
 namespace gpupeer {

@@ -12,7 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/kb_render.hpp"
+#include "gpupeer/knowledge_base.hpp"
+#include "kb/json_schema.hpp"
 
 namespace gpupeer {
 namespace {

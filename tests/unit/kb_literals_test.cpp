@@ -8,7 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "kb/kb_regex.hpp"
 #include "kb/literal_scan.hpp"
 #include "kb/regex_literals.hpp"

@@ -9,7 +9,9 @@
 #include <stdexcept>
 #include <streambuf>
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/kb_render.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "kb_test_support.hpp"
 
 namespace gpupeer {

@@ -16,7 +16,8 @@
 #include <stdexcept>
 #include <streambuf>
 
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "gpupeer/tool_output.hpp"
 
 namespace gpupeer {

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpupeer/kb.hpp"
+#include "kb/json_schema.hpp"
 
 namespace gpupeer {
 namespace {

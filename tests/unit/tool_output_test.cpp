@@ -13,7 +13,8 @@
 #include <sstream>
 
 #include "cli_support.hpp"
-#include "gpupeer/kb.hpp"
+#include "gpupeer/kb_matcher.hpp"
+#include "gpupeer/knowledge_base.hpp"
 #include "tool_output/parsers.hpp"
 
 namespace gpupeer {

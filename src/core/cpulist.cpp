@@ -1,4 +1,4 @@
-#include "gpupeer/cpulist.hpp"
+#include "core/cpulist.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,8 +1,8 @@
 #pragma once
-/// \file cpulist.hpp
-/// Linux cpulist text ("0-3,8,10-11"), as sysfs local_cpulist and taskset print it. Pure; any
-/// thread. Parsing is linear in the text (after sorting its ranges) and bounded, whatever the
-/// text: CPU numbers up to kMaxCpuNumber, at most kMaxCpuListRanges ranges.
+// Linux cpulist text ("0-3,8,10-11"), as sysfs local_cpulist and taskset print it: the probe
+// reads GPUs' and the process's CPUs with it, the doctor compares them. Pure; any thread.
+// Parsing is linear in the text (after sorting its ranges) and bounded, whatever the text: CPU
+// numbers up to kMaxCpuNumber, at most kMaxCpuListRanges ranges. Internal.
 
 #include <cstddef>
 #include <optional>
