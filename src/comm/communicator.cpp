@@ -135,7 +135,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         std::pair{"GPUPEER_ONESHOT_SLOT", &impl->options.oneShotSlotBytes},
         std::pair{"GPUPEER_ONESHOT_STEP", &impl->oneShotStepBytes}, std::pair{"GPUPEER_LL_SLOT", &impl->lineSlotBytes},
         std::pair{"GPUPEER_LL128_SLOT", &impl->line128SlotBytes},
-        std::pair{"GPUPEER_LL128_FROM", &impl->line128FromBytes}, std::pair{"GPUPEER_LL128_LAG", &impl->line128Lag},
+        std::pair{"GPUPEER_LL128_FROM", &impl->line128FromBytes},
         std::pair{"GPUPEER_RING_CHUNK", &impl->options.ringChunkBytes},
         std::pair{"GPUPEER_RING_SPREAD_CHUNK", &impl->options.ringSpreadChunkBytes},
         std::pair{"GPUPEER_CHAIN_STEP", &impl->options.chainStepBytes},
@@ -194,9 +194,6 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
         fmt::format("GPUPEER_PULL_BLOCK: at least 1 KiB per block, not {} bytes", impl->pullBlockBytes));
   if (impl->lineSlotBytes < 4096 || impl->lineSlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL_SLOT: at least 4 KiB, a multiple of 4 KiB");
-  if (impl->line128Lag != kLine128LagByRule && impl->line128Lag > 64)
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("GPUPEER_LL128_LAG: 0 to 64 rounds, not {}", impl->line128Lag));
   if (impl->line128SlotBytes % 4096)
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPUPEER_LL128_SLOT: a multiple of 4 KiB (0: none)");
   if (options.algorithm == "from-environment") {
@@ -291,8 +288,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
     GPUPEER_CUDA_CHECK(d, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
     GPUPEER_CUDA_CHECK(d, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d));
     impl->fewestSms = r == 0 ? sms : std::min(impl->fewestSms, sms);
-    // GPUPEER_EARLY_LAUNCH=0 turns programmatic dependent launch off (for measuring it).
-    rank.hopperOrLater = major >= 9 && envValue("GPUPEER_EARLY_LAUNCH") != "0";
+    rank.hopperOrLater = major >= 9;
     GPUPEER_RETURN_IF_ERROR(rank.ceScratch.allocate(d, n * o.ceSlotBytes));
     GPUPEER_RETURN_IF_ERROR(rank.copyStream.create(d));
     GPUPEER_RETURN_IF_ERROR(rank.start.create(d));
@@ -304,10 +300,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int
                            rank.line128Scratch.get()});
     impl->local.push_back(r);
   }
-  // Events order the ranks' streams by default: flags written and awaited by the GPUs' front
-  // ends (GPUPEER_CE_SIGNALS=flags) measured slower on 2x H200 (176d235:bench/README.md).
-  const bool flags = impl->p2p && envValue("GPUPEER_CE_SIGNALS") == "flags";
-  GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, kSignalsPerSender, flags));
+  GPUPEER_RETURN_IF_ERROR(impl->signals.create(devices, kSignalsPerSender));
   for (int i = 0; i < n && pipelined && !impl->p2p; ++i)
     for (int k = 0; k < n; ++k) {
       if (i == k || !(disabled || missing.count({i, k}))) continue;

@@ -61,9 +61,6 @@ bool isInPlace(const CollRequest& q, int rank);
 /// against 12.1; 2 MiB was faster by the regular variant (15.9 against 16.7 us).
 inline constexpr std::size_t kLineSlotBytes = 2u << 20;
 
-/// Impl::line128Lag where GPUPEER_LL128_LAG is not set: line128LagFor decides per piece.
-inline constexpr std::size_t kLine128LagByRule = ~std::size_t{0};
-
 /// Without P2P, copies of at least this many bytes go through gpupeer's staged pipeline,
 /// smaller ones through CUDA's own staging (copyBetween).
 inline constexpr std::size_t kStagingMinBytes = 8u << 20;
@@ -85,10 +82,9 @@ struct Communicator::Impl {
   std::size_t lineSlotBytes = kLineSlotBytes;  // GPUPEER_LL_SLOT
   int lineBlockLines = 0;                      // GPUPEER_LL_BLOCK_LINES (0: the launch's rule)
   // The 128-byte lines' slots and the smallest piece that takes them (by default
-  // comm/line128_rules.hpp's for the communicator's ranks), and their lag in rounds.
-  std::size_t line128SlotBytes = 0;            // GPUPEER_LL128_SLOT
-  std::size_t line128FromBytes = 0;            // GPUPEER_LL128_FROM
-  std::size_t line128Lag = kLine128LagByRule;  // GPUPEER_LL128_LAG
+  // comm/line128_rules.hpp's for the communicator's ranks).
+  std::size_t line128SlotBytes = 0;  // GPUPEER_LL128_SLOT
+  std::size_t line128FromBytes = 0;  // GPUPEER_LL128_FROM
   // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
   // block b meets block b of every peer).
   int fewestSms = 132;

@@ -73,7 +73,7 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
   a.slotBytes = c.options.oneShotSlotBytes;
   a.llSlotBytes = c.lineSlotBytes;
   a.ll128SlotBytes = c.line128SlotBytes;
-  a.lines128Lag = static_cast<int>(c.line128Lag == kLine128LagByRule ? line128LagFor(len * es) : c.line128Lag);
+  a.lines128Lag = line128LagFor(len * es);
   a.lines128Blocks = line128BlocksFor(n, c.fewestSms);
   a.lineBlockLines = c.lineBlockLines;
   a.opCounter = reinterpret_cast<unsigned long long*>(c.counters(r));  // words 0-1

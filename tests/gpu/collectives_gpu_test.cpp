@@ -249,28 +249,6 @@ TEST(CollectivesGpu, OneGraphOverBothGpusReplays) {
   testing::checkSplitAndChainGraphs({0, 1});
 }
 
-TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
-  GPUPEER_REQUIRE_GPUS(2);
-  // GPU-written flags instead of events between the ranks' streams (GPUPEER_CE_SIGNALS=flags):
-  // a flag written twice before its reader clears it is seen once, and the next wait never
-  // returns. Reduces back to back with the root moving are where a rank that is not the root
-  // used to run ahead of its peers' side streams (copy_engine_path.cpp, reducing()).
-  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
-  const int n = static_cast<int>(devices.size());
-  setenv("GPUPEER_CE_SIGNALS", "flags", 1);
-  auto comm = Communicator::create(devices, options("ce"));
-  unsetenv("GPUPEER_CE_SIGNALS");
-  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-  Ranks ranks(1u << 20, devices);
-  const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
-  for (int i = 0; i < 20; ++i)
-    ASSERT_TRUE(comm.value()
-                    ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw)
-                    .isOk());
-  for (CollOp op : kAllOps)
-    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
-}
-
 TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
   GPUPEER_REQUIRE_GPUS(2);
   // On every visible GPU, 8 MiB copy-engine slots: messages of 16 MiB go in 2 MiB chunks through
@@ -280,25 +258,20 @@ TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
   const std::size_t count = (4u << 20) + 5;  // 16 MiB of floats and 20 bytes
-  for (const char* signals : {"events", "flags"}) {
-    SCOPED_TRACE(signals);
-    CommunicatorOptions o = options("ce");
-    o.ceSlotBytes = 8u << 20;
-    setenv("GPUPEER_CE_SIGNALS", signals, 1);
-    auto comm = Communicator::create(devices, o);
-    unsetenv("GPUPEER_CE_SIGNALS");
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    Ranks ranks(count * 4 + 64, devices);
-    for (CollOp op : kAllOps) {
-      const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
-      const std::size_t c = shares ? count / n : count;
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, 0, c, 4, true);
-    }
-    // Each sum multiplies every element by n: as many as stay below 2^31, at most 20.
-    testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
-    EXPECT_TRUE(comm.value()->checkBarriers().isOk());
+  CommunicatorOptions o = options("ce");
+  o.ceSlotBytes = 8u << 20;
+  auto comm = Communicator::create(devices, o);
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  Ranks ranks(count * 4 + 64, devices);
+  for (CollOp op : kAllOps) {
+    const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
+    const std::size_t c = shares ? count / n : count;
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, 0, c, 4, true);
   }
+  // Each sum multiplies every element by n: as many as stay below 2^31, at most 20.
+  testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
+  EXPECT_TRUE(comm.value()->checkBarriers().isOk());
 }
 
 TEST(CollectivesGpu, CopyEnginesOfTheSendersOrOfTheReceivers) {
@@ -310,34 +283,31 @@ TEST(CollectivesGpu, CopyEnginesOfTheSendersOrOfTheReceivers) {
   const std::vector<int> devices = testing::firstGpus(2);
   const std::size_t count = (4u << 20) + 5;
   Ranks ranks(count * 4 + 64, devices);
-  for (const char* issue : {"sender", "receiver"})
-    for (const char* signals : {"events", "flags"}) {
-      SCOPED_TRACE(::testing::Message() << issue << " " << signals);
-      CommunicatorOptions o = options("ce");
-      o.ceSlotBytes = 8u << 20;
-      setenv("GPUPEER_CE_ISSUE", issue, 1);
-      setenv("GPUPEER_CE_SIGNALS", signals, 1);
-      auto comm = Communicator::create(devices, o);
-      unsetenv("GPUPEER_CE_SIGNALS");
-      unsetenv("GPUPEER_CE_ISSUE");
-      ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-      for (CollOp op : kAllOps) {
-        const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
-        const std::size_t c = shares ? count / 2 : count;
-        for (int root : {0, 1}) {
-          testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, root, c, 0, false);
-          testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, root, 4097, 4, true);
-          testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt8, RedOp::kMax, root, 3, 1, false);
-        }
+  for (const char* issue : {"sender", "receiver"}) {
+    SCOPED_TRACE(issue);
+    CommunicatorOptions o = options("ce");
+    o.ceSlotBytes = 8u << 20;
+    setenv("GPUPEER_CE_ISSUE", issue, 1);
+    auto comm = Communicator::create(devices, o);
+    unsetenv("GPUPEER_CE_ISSUE");
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    for (CollOp op : kAllOps) {
+      const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
+      const std::size_t c = shares ? count / 2 : count;
+      for (int root : {0, 1}) {
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, root, c, 0, false);
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, root, 4097, 4, true);
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt8, RedOp::kMax, root, 3, 1, false);
       }
-      const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
-      for (int i = 0; i < 20; ++i)
-        ASSERT_TRUE(comm.value()
-                        ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % 2, ranks.raw)
-                        .isOk());
-      testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
-      EXPECT_TRUE(comm.value()->checkBarriers().isOk());
     }
+    const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
+    for (int i = 0; i < 20; ++i)
+      ASSERT_TRUE(comm.value()
+                      ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % 2, ranks.raw)
+                      .isOk());
+    testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
+    EXPECT_TRUE(comm.value()->checkBarriers().isOk());
+  }
 }
 
 TEST(CollectivesGpu, CopyEngineAndOneKernelOperationsBackToBack) {
@@ -419,40 +389,34 @@ TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
   EXPECT_TRUE(comm.value()->checkBarriers().isOk());
 }
 
-TEST(CollectivesGpu, RingWithFlagSignalsAndLongPipelines) {
+TEST(CollectivesGpu, RingInLongPipelines) {
   GPUPEER_REQUIRE_GPUS(2);
   // On every visible GPU: chunks of 4 KiB, so a link carries several hundred of them and the
   // reduce legs go round their 64 scratch positions many times, each reuse waiting for its
-  // "freed" signal; GPU-written flags, where a signal posted twice before it is read would hang.
+  // "freed" signal.
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
   CommunicatorOptions o = options("ring");
   o.ringChunkBytes = o.ringSpreadChunkBytes = 4096;
-  for (const char* signals : {"events", "flags"}) {
-    SCOPED_TRACE(signals);
-    setenv("GPUPEER_CE_SIGNALS", signals, 1);
-    auto comm = Communicator::create(devices, o);
-    unsetenv("GPUPEER_CE_SIGNALS");
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    Ranks ranks(8u << 20, devices);
-    const std::size_t count = (1u << 20) + 3;  // 4 MiB of floats and three more: uneven segments
-    for (CollOp op : kAllOps) {
-      if (!testing::serves("ring", op)) continue;
-      const std::size_t c = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? count / n : count;
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kBFloat16, RedOp::kAvg, 0, c, 2, true);
-    }
-    // Back to back with the root moving: no signal of one operation is taken by the next.
-    // Out of place at the buffers' starts: every operation's arrangement is the same.
-    const testing::Placement p = testing::place(ranks, CollOp::kAllReduce, 300001, DataType::kFloat32, 0, false);
-    for (int i = 0; i < 12; ++i) {
-      const CollOp op = i % 3 == 0 ? CollOp::kReduce : i % 3 == 1 ? CollOp::kBroadcast : CollOp::kAllReduce;
-      ASSERT_TRUE(
-          comm.value()->run(op, p.send, p.recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
-    }
-    testing::runAndCheck(*comm.value(), ranks, CollOp::kReduceScatter, DataType::kInt32, RedOp::kSum, 0, 70001, 0,
-                         false);
+  auto comm = Communicator::create(devices, o);
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  Ranks ranks(8u << 20, devices);
+  const std::size_t count = (1u << 20) + 3;  // 4 MiB of floats and three more: uneven segments
+  for (CollOp op : kAllOps) {
+    if (!testing::serves("ring", op)) continue;
+    const std::size_t c = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? count / n : count;
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kBFloat16, RedOp::kAvg, 0, c, 2, true);
   }
+  // Back to back with the root moving: no signal of one operation is taken by the next.
+  // Out of place at the buffers' starts: every operation's arrangement is the same.
+  const testing::Placement p = testing::place(ranks, CollOp::kAllReduce, 300001, DataType::kFloat32, 0, false);
+  for (int i = 0; i < 12; ++i) {
+    const CollOp op = i % 3 == 0 ? CollOp::kReduce : i % 3 == 1 ? CollOp::kBroadcast : CollOp::kAllReduce;
+    ASSERT_TRUE(
+        comm.value()->run(op, p.send, p.recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
+  }
+  testing::runAndCheck(*comm.value(), ranks, CollOp::kReduceScatter, DataType::kInt32, RedOp::kSum, 0, 70001, 0, false);
 }
 
 TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {

@@ -168,10 +168,9 @@ TEST(CommunicatorFaults, HostileSettingsAreRefusedByName) {
       {"GPUPEER_ONESHOT_SLOT", "12"},       {"GPUPEER_ONESHOT_BLOCKS", "0"},
       {"GPUPEER_ONESHOT_BLOCKS", "100000"}, {"GPUPEER_CE_ISSUE", "both"},
       {"GPUPEER_LL_BLOCK_LINES", "33"},     {"GPUPEER_LL_SLOT", "1"},
-      {"GPUPEER_LL128_LAG", "1000"},        {"GPUPEER_RING_CHUNK", "1"},
-      {"GPUPEER_CHAIN_STEP", "15"},         {"GPUPEER_PULL_TILE", "17"},
-      {"GPUPEER_PULL_BLOCK", "1"},          {"GPUPEER_ALGO", "fastest"},
-      {"GPUPEER_ALGO", "\x1b[2J"},
+      {"GPUPEER_RING_CHUNK", "1"},          {"GPUPEER_CHAIN_STEP", "15"},
+      {"GPUPEER_PULL_TILE", "17"},          {"GPUPEER_PULL_BLOCK", "1"},
+      {"GPUPEER_ALGO", "fastest"},          {"GPUPEER_ALGO", "\x1b[2J"},
   };
   for (const auto& [name, value] : settings) {
     ASSERT_EQ(setenv(name, value, 1), 0);
