@@ -3,7 +3,6 @@
 // memory when P2P is disabled.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <vector>
 
 #include "collective_gpu_support.hpp"
@@ -43,7 +42,7 @@ TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
 
 TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
   GPUPEER_REQUIRE_GPUS(2);
-  // On every visible GPU: 4 KiB tiles dealt to the blocks in turn (GPUPEER_PULL_TILE) and a
+  // On every visible GPU: 4 KiB tiles dealt to the blocks in turn (pullTileBytes) and a
   // block per 16 KiB, so each block takes many tiles, the last one partly; odd counts and
   // offsets leave elements after the last whole 16-byte unit.
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
@@ -51,11 +50,10 @@ TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
   Ranks ranks(8u << 20, devices);
   for (const char* algo : {"pull", "split"}) {
     SCOPED_TRACE(algo);
-    setenv("GPUPEER_PULL_TILE", "4K", 1);
-    setenv("GPUPEER_PULL_BLOCK", "16K", 1);
-    auto comm = Communicator::create(devices, options(algo));
-    unsetenv("GPUPEER_PULL_TILE");
-    unsetenv("GPUPEER_PULL_BLOCK");
+    CommunicatorOptions o = options(algo);
+    o.pullTileBytes = 4u << 10;
+    o.pullBlockBytes = 16u << 10;
+    auto comm = Communicator::create(devices, o);
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
     for (CollOp op : kAllOps) {
       if (!testing::serves(algo, op)) continue;
@@ -69,17 +67,17 @@ TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
 
 TEST(CollectivesGpu, LowLatencyLinesInBlocksOfEveryShape) {
   GPUPEER_REQUIRE_GPUS(2);
-  // The one-shot kernel's lines in blocks of 32, 96 and 512 lines (GPUPEER_LL_BLOCK_LINES) and
-  // by the launch's rule: shares of whole warps, a last block that holds a partial unit (4097
+  // The one-shot kernel's lines in blocks of 32, 96 and 512 lines (lineBlockLines) and by the
+  // launch's rule (0): shares of whole warps, a last block that holds a partial unit (4097
   // floats), pieces that would need more than 264 blocks (65536 floats in blocks of 32 or 96
   // lines), and operations of different grids back to back (each block adds its share to the
   // operation counter).
   Ranks ranks(4u << 20);
-  for (const char* lines : {"32", "96", "512", ""}) {
-    SCOPED_TRACE(::testing::Message() << "lines per block: " << (*lines ? lines : "rule"));
-    if (*lines) setenv("GPUPEER_LL_BLOCK_LINES", lines, 1);
-    auto comm = Communicator::create({0, 1}, options("oneshot"));
-    unsetenv("GPUPEER_LL_BLOCK_LINES");
+  for (int lines : {32, 96, 512, 0}) {
+    SCOPED_TRACE(::testing::Message() << "lines per block: " << lines);
+    CommunicatorOptions o = options("oneshot");
+    o.lineBlockLines = lines;
+    auto comm = Communicator::create({0, 1}, o);
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
     for (CollOp op : kAllOps) {
       if (!testing::serves("oneshot", op)) continue;
@@ -276,20 +274,19 @@ TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
 
 TEST(CollectivesGpu, CopyEnginesOfTheSendersOrOfTheReceivers) {
   GPUPEER_REQUIRE_GPUS(2);
-  // GPUPEER_CE_ISSUE: the senders' engines push the copying operations' pieces, or the
+  // ceIssue: the senders' engines push the copying operations' pieces, or the
   // receivers' pull them (the reductions always push), with 8 MiB slots so that 16 MiB messages
   // refill positions; odd counts and offsets, in place, both roots, reduces back to back with
   // the root moving, and in-place sums back to back (each would see a copy overtaken).
   const std::vector<int> devices = testing::firstGpus(2);
   const std::size_t count = (4u << 20) + 5;
   Ranks ranks(count * 4 + 64, devices);
-  for (const char* issue : {"sender", "receiver"}) {
-    SCOPED_TRACE(issue);
+  for (auto issue : {CommunicatorOptions::CeIssue::kSender, CommunicatorOptions::CeIssue::kReceiver}) {
+    SCOPED_TRACE(issue == CommunicatorOptions::CeIssue::kSender ? "sender" : "receiver");
     CommunicatorOptions o = options("ce");
     o.ceSlotBytes = 8u << 20;
-    setenv("GPUPEER_CE_ISSUE", issue, 1);
+    o.ceIssue = issue;
     auto comm = Communicator::create(devices, o);
-    unsetenv("GPUPEER_CE_ISSUE");
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
     for (CollOp op : kAllOps) {
       const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
@@ -421,12 +418,12 @@ TEST(CollectivesGpu, RingInLongPipelines) {
 
 TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   GPUPEER_REQUIRE_GPUS(2);
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
-  auto comm = Communicator::create({0, 1});
-  unsetenv("GPUPEER_P2P_DISABLE");
+  CommunicatorOptions staged;
+  staged.disableP2p = true;
+  auto comm = Communicator::create({0, 1}, staged);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   EXPECT_FALSE(comm.value()->p2p());
-  EXPECT_NE(comm.value()->transport().find("GPUPEER_P2P_DISABLE"), std::string::npos) << comm.value()->transport();
+  EXPECT_NE(comm.value()->transport().find("disableP2p"), std::string::npos) << comm.value()->transport();
   EXPECT_NE(comm.value()->transport().find("gpupeer's pipeline"), std::string::npos) << comm.value()->transport();
   EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, 8).value(), CollAlgo::kCopyEngine);
   Ranks ranks(1u << 20);
@@ -445,28 +442,22 @@ TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   EXPECT_EQ(
       comm.value()->run(CollOp::kAllToAll, p.send, p.recv, 16, DataType::kFloat32, RedOp::kSum, 0, ranks.raw).code(),
       ErrorCode::kUnsupported);
-  CommunicatorOptions forced;
+  CommunicatorOptions forced = staged;
   forced.algorithm = "oneshot";
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
   auto oneShot = Communicator::create({0, 1}, forced);
-  unsetenv("GPUPEER_P2P_DISABLE");
   ASSERT_TRUE(oneShot.isOk());
   EXPECT_EQ(oneShot.value()->algorithmFor(CollOp::kAllReduce, 8).status().code(), ErrorCode::kUnsupported);
-  // CUDA's own staging instead of the pipeline (GPUPEER_STAGING=cuda), for comparisons.
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
-  setenv("GPUPEER_STAGING", "cuda", 1);
-  auto byCuda = Communicator::create({0, 1});
-  unsetenv("GPUPEER_STAGING");
-  unsetenv("GPUPEER_P2P_DISABLE");
+  // CUDA's own staging instead of the pipeline (stagedPipeline off), which pins no host memory.
+  CommunicatorOptions byCudaOptions = staged;
+  byCudaOptions.stagedPipeline = false;
+  auto byCuda = Communicator::create({0, 1}, byCudaOptions);
   ASSERT_TRUE(byCuda.isOk()) << byCuda.status().toString();
-  EXPECT_NE(byCuda.value()->transport().find("GPUPEER_STAGING=cuda"), std::string::npos) << byCuda.value()->transport();
+  EXPECT_NE(byCuda.value()->transport().find("CUDA's own staging"), std::string::npos) << byCuda.value()->transport();
   testing::runAndCheck(*byCuda.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, 4099, 4, false);
   // The ring only copies and reduces locally: it works with its copies staged.
   forced.algorithm = "ring";
   forced.ringChunkBytes = forced.ringSpreadChunkBytes = 64u << 10;
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
   auto ring = Communicator::create({0, 1}, forced);
-  unsetenv("GPUPEER_P2P_DISABLE");
   ASSERT_TRUE(ring.isOk()) << ring.status().toString();
   for (CollOp op : kAllOps)
     if (testing::serves("ring", op)) {
