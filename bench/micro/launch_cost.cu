@@ -246,16 +246,16 @@ int main() {
     std::vector<const void*> send = {buf0, buf1};
     std::vector<void*> same = {buf0, buf1}, other = {out0, out1};
     std::vector<cudaStream_t> streams = {s0, s1};
-    for (const char* threads : {"1", "0"}) {
-      setenv("GPUPEER_LAUNCH_THREADS", threads, 1);
-      auto comm = gpupeer::Communicator::create({0, 1});
-      unsetenv("GPUPEER_LAUNCH_THREADS");
+    for (bool threads : {true, false}) {
+      gpupeer::CommunicatorOptions options;
+      options.launchThreads = threads;
+      auto comm = gpupeer::Communicator::create({0, 1}, options);
       if (!comm.isOk()) {
         std::printf("communicator: %s\n", comm.status().message().c_str());
         return 1;
       }
       gpupeer::Communicator& c = *comm.value();
-      const std::string suffix = threads[0] == '1' ? "" : ", one thread";
+      const std::string suffix = threads ? "" : ", one thread";
       report(("gpupeer all-reduce 8 B in place" + suffix).c_str(),
              timeCalls(
                  [&] { (void)c.allReduce(send, same, 2, gpupeer::DataType::kFloat32, gpupeer::RedOp::kSum, streams); },

@@ -6,7 +6,8 @@
 /// medium reductions on cudaMalloc buffers a kernel that reads the peers' buffers directly
 /// (pull); large ones the copy engines, with a local reduction kernel pipelined behind the
 /// copies.
-/// The choice per size is data (collective_algo.hpp) and GPUPEER_ALGO overrides it. Without
+/// The choice per size is data (collective_algo.hpp); CommunicatorOptions::algorithm
+/// (GPUPEER_ALGO) overrides it. Without
 /// P2P every operation takes the copy-engine algorithm, whose copies CUDA then stages through
 /// host memory; the communicator says so (transport()).
 ///
@@ -28,8 +29,18 @@
 
 namespace gpupeer {
 
-/// Sizes of the communicator's scratch memory and steps; the defaults are the measured ones.
+/// How a communicator moves data: scratch sizes, grids, steps and switches. The defaults are
+/// the measured ones (docs/collectives.md); fromEnvironment() fills them from the GPUPEER_
+/// tuning variables, each of which sets one field (docs/collectives.md lists them). The grid
+/// and step fields are for re-measuring on other machines (scripts/gpu.sh tune).
 struct CommunicatorOptions {
+  /// A field left to its rule (of the rank count, the links or the message size).
+  static constexpr std::size_t kByRule = ~std::size_t{0};
+
+  /// The defaults with every GPUPEER_ tuning variable that is set (and not empty) applied;
+  /// kInvalidArgument naming the variable for a value that does not parse or is out of range.
+  static Result<CommunicatorOptions> fromEnvironment();
+
   /// One-shot scratch per rank: 2 x ranks slots of this size. Larger one-shot messages go in
   /// pieces. (Beside it, where every pair is joined by NVLink, the 128-byte lines' 2 x ranks
   /// slots, of 18 MiB on 2 GPUs (72 MiB per GPU) and of 2 MiB from 3; and the 16-byte lines'
@@ -40,23 +51,54 @@ struct CommunicatorOptions {
   std::size_t ceSlotBytes = 128u << 20;
   /// The ring's chunks, which follow each other from GPU to GPU (reduce chunks stay within a
   /// quarter of the copy-engine scratch). Broadcast and reduce (one chain, whose far end idles
-  /// until the first chunk arrives): about this size (GPUPEER_RING_CHUNK). All-gather,
-  /// reduce-scatter and all-reduce (every link busy from the start): at least
-  /// ringSpreadChunkBytes (GPUPEER_RING_SPREAD_CHUNK). Each chunk costs ~5-8 us of signalling
-  /// on 4x H200 (176d235:bench/results/2026-11-22-h200x4-s5-ring).
+  /// until the first chunk arrives): about this size. All-gather, reduce-scatter and all-reduce
+  /// (every link busy from the start): at least ringSpreadChunkBytes. Each chunk costs ~5-8 us
+  /// of signalling on 4x H200 (the ring's row in docs/collectives.md).
   std::size_t ringChunkBytes = 8u << 20;
   std::size_t ringSpreadChunkBytes = 32u << 20;  ///< see ringChunkBytes
-  /// The chain kernel's step per block, broadcast (GPUPEER_CHAIN_STEP) and reduce
-  /// (GPUPEER_CHAIN_REDUCE_STEP; a multiple of 16): a rank forwards a step once it has
-  /// arrived, so the far end waits about ranks - 1 steps of the whole grid, and each step
-  /// costs a flag. Measured on 4x H200 at 512 MiB (176d235:bench/results/2026-11-22-h200x4-s6):
-  /// broadcast 1556 us with 32 KiB, 1577 with 64 KiB; reduce 1694 and 1609. Raised where a
-  /// message would take more than 4000 steps per block; a reduce's also kept within the
-  /// one-shot scratch (two steps per block at least).
+  /// The chain kernel's step per block, broadcast and reduce (a multiple of 16): a rank
+  /// forwards a step once it has arrived, so the far end waits about ranks - 1 steps of the
+  /// whole grid, and each step costs a flag. Measured on 4x H200 at 512 MiB (the chain's row in
+  /// docs/collectives.md). Raised where a message would take more than 4000 steps per block; a
+  /// reduce's also kept within the one-shot scratch (two steps per block at least).
   std::size_t chainStepBytes = 32u << 10;
   std::size_t chainReduceStepBytes = 64u << 10;  ///< see chainStepBytes
-  /// The algorithm override; by default GPUPEER_ALGO's value at create().
-  std::string algorithm = "from-environment";
+  /// The algorithm for every operation it can serve (oneshot, twoshot, pull, split, chain, ce,
+  /// ring); "": the table's choice.
+  std::string algorithm;
+  /// Stage every copy through host memory, as between GPUs without P2P.
+  bool disableP2p = false;
+  /// Without P2P, copies of 8 MiB and more go through gpupeer's staged pipeline (4 MiB chunks
+  /// through three pinned buffers per ordered pair of GPUs); false: every copy through CUDA's
+  /// own staging, slower but holding no pinned host memory.
+  bool stagedPipeline = true;
+  /// A launch thread per rank where the process has a CPU for each; false: every rank's
+  /// kernels are launched from the calling thread.
+  bool launchThreads = true;
+  /// Whose copy engines carry the copy-engine algorithm's plain copies (all-gather, alltoall,
+  /// send/recv, broadcast): by rule the receivers' on 2 GPUs and the senders' from 3.
+  enum class CeIssue { kByRule, kSender, kReceiver };
+  CeIssue ceIssue = CeIssue::kByRule;
+  /// The one-shot kernel's most blocks (1 to 512); 0: the launch's rule.
+  int oneShotBlocks = 0;
+  /// The one-shot kernel's step between flags above 1 MiB; 0: the kernel's.
+  std::size_t oneShotStepBytes = 0;
+  /// Each slot of the one-shot kernel's 16-byte lines (2 x ranks slots per GPU); pieces up to
+  /// half of it go in lines. Measured on 2x H200 (the one-shot row in docs/collectives.md).
+  std::size_t lineSlotBytes = 2u << 20;
+  /// Lines per block of the 16-byte lines (a multiple of 32, up to 512); 0: the launch's rule.
+  int lineBlockLines = 0;
+  /// Each slot of the 128-byte lines (a multiple of 4 KiB; 0: none); kByRule: 18 MiB on 2 GPUs,
+  /// 2 MiB from 3. Used only where every pair of GPUs has native atomics (NVLink).
+  std::size_t line128SlotBytes = kByRule;
+  /// The smallest piece that takes 128-byte lines; kByRule: every piece on 2 GPUs, 64 KiB from 3.
+  std::size_t line128FromBytes = kByRule;
+  /// The pull and split kernels' grid: a block per this much of a part (at least 1 KiB); 0:
+  /// the rule of comm/pull_plan.hpp.
+  std::size_t pullBlockBytes = 0;
+  /// The pull and split kernels' tiles, dealt to the blocks in turn (a multiple of 16; 0: one
+  /// range per block); kByRule: the rule of comm/pull_plan.hpp.
+  std::size_t pullTileBytes = kByRule;
 };
 
 /// Collectives over a fixed set of GPUs of this process. Owns its scratch memory, signals,
@@ -65,11 +107,14 @@ struct CommunicatorOptions {
 /// at a time may call it; operations are ordered on the streams they are given.
 class Communicator {
  public:
-  /// A communicator over `devices` (rank i is devices[i]; 2 to kMaxCommRanks GPUs). Enables
-  /// P2P between all pairs, or records why it cannot (GPUPEER_P2P_DISABLE=1,
-  /// NCCL_P2P_DISABLE=1, a pair without P2P) and works without it.
+  /// A communicator over `devices` (rank i is devices[i]; 2 to kMaxCommRanks GPUs) as
+  /// `options` say; the environment is not read. Enables P2P between all pairs, or records why
+  /// it cannot (CommunicatorOptions::disableP2p, a pair without P2P) and works without it.
+  /// kInvalidArgument for an option out of its range.
   static Result<std::unique_ptr<Communicator>> create(const std::vector<int>& devices,
-                                                      const CommunicatorOptions& options = {});
+                                                      const CommunicatorOptions& options);
+  /// The same with CommunicatorOptions::fromEnvironment().
+  static Result<std::unique_ptr<Communicator>> create(const std::vector<int>& devices);
   ~Communicator();
 
   int ranks() const;           ///< number of GPUs

@@ -55,50 +55,26 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q);
 /// Whether rank `rank`'s buffers are the in-place arrangement for `op`.
 bool isInPlace(const CollRequest& q, int rank);
 
-/// Lines per sender and parity of the low-latency one-shot variant by default: 2 MiB, so
-/// pieces up to 1 MiB take it. Measured on 2x H200 (176d235:bench/README.md, GPUPEER_LL_SLOT): in a
-/// graph, all-reduce 128 KiB 4.6 us in lines against 8.4 us by the regular variant, 1 MiB 9.4
-/// against 12.1; 2 MiB was faster by the regular variant (15.9 against 16.7 us).
-inline constexpr std::size_t kLineSlotBytes = 2u << 20;
-
-/// Impl::line128Lag where GPUPEER_LL128_LAG is not set: line128LagFor decides per piece.
-inline constexpr std::size_t kLine128LagByRule = ~std::size_t{0};
-
 /// Without P2P, copies of at least this many bytes go through gpupeer's staged pipeline,
 /// smaller ones through CUDA's own staging (copyBetween).
 inline constexpr std::size_t kStagingMinBytes = 8u << 20;
 
-/// Impl::pullTileBytes where GPUPEER_PULL_TILE is not set: pullTileBytesFor decides.
-inline constexpr std::size_t kPullTileByRule = ~std::size_t{0};
-
 struct Communicator::Impl {
   std::vector<int> devices;
+  // As given; the fields below hold what their rules resolve to for these ranks and links.
   CommunicatorOptions options;
   std::string algorithmOverride;
   bool p2p = true;       // between every pair
   bool ringP2p = false;  // from every rank to the next and back (true where p2p is)
   std::string transport;
-  // Measurement knobs of the one-shot kernel (GPUPEER_ONESHOT_BLOCKS, GPUPEER_ONESHOT_STEP;
-  // 0: the kernel's defaults) and the size of its low-latency slots.
-  int oneShotBlocks = 0;
-  std::size_t oneShotStepBytes = 0;
-  std::size_t lineSlotBytes = kLineSlotBytes;  // GPUPEER_LL_SLOT
-  int lineBlockLines = 0;                      // GPUPEER_LL_BLOCK_LINES (0: the launch's rule)
-  // The 128-byte lines' slots and the smallest piece that takes them (by default
-  // comm/line128_rules.hpp's for the communicator's ranks), and their lag in rounds.
-  std::size_t line128SlotBytes = 0;            // GPUPEER_LL128_SLOT
-  std::size_t line128FromBytes = 0;            // GPUPEER_LL128_FROM
-  std::size_t line128Lag = kLine128LagByRule;  // GPUPEER_LL128_LAG
+  // The 128-byte lines' slots (0 without NVLink between every pair) and the smallest piece
+  // that takes them (options.line128*, by default comm/line128_rules.hpp's for the ranks).
+  std::size_t line128SlotBytes = 0;
+  std::size_t line128FromBytes = 0;
   // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
   // block b meets block b of every peer).
   int fewestSms = 132;
-  // The pull and split kernels' grid, a block per this much of a part (GPUPEER_PULL_BLOCK;
-  // 0: pullBlockBytesFor's choice), and their tiles dealt to the blocks in turn
-  // (GPUPEER_PULL_TILE; 0: one range per block; by default pullTileBytesFor's rule). Knobs for
-  // measuring (comm/pull_plan.hpp).
-  std::size_t pullBlockBytes = 0;
-  std::size_t pullTileBytes = kPullTileByRule;
-  CeIssuer ceIssuer = CeIssuer::kSender;  // ceIssuerFor(ranks) unless GPUPEER_CE_ISSUE says
+  CeIssuer ceIssuer = CeIssuer::kSender;  // options.ceIssue, by default ceIssuerFor(ranks)
   struct Rank {
     // One-shot: scratch (2 parities x ranks slots), flags (kOneShotFlagBytes: [block][sender]
     // and the call lines), and counters (kCounterWords: the 64-bit operation counter, the
@@ -142,7 +118,7 @@ struct Communicator::Impl {
   // Without P2P: per ordered pair of ranks, device -> pinned host -> device in overlapped
   // chunks (the transfer engine's pipeline), ~1.4x CUDA's own staging of a copy between GPUs
   // without peer access (bench/results/h200x2/2026-11-22-transfer). Made at create(): pinned memory cannot be
-  // allocated while a CUDA graph is captured. Empty with P2P or GPUPEER_STAGING=cuda.
+  // allocated while a CUDA graph is captured. Empty with P2P or without options.stagedPipeline.
   std::map<std::pair<int, int>, std::unique_ptr<StagedPipeline>> staged;  // for copies >= kStagingMinBytes
   std::unique_ptr<LaunchPool> pool;                                       // null: every launch from the calling thread
 

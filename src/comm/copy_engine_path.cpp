@@ -76,8 +76,7 @@ Status reducing(Communicator::Impl& c, const CollRequest& q) {
   // Peers wrote only into scratch, and every chunk was awaited before its reduction. A reduce
   // still ends with every rank hearing from every peer's side stream: a rank that is not the
   // root waits for no peer above, so without it it could post the next operation's arrival
-  // before a peer's side stream consumed this one's (a flag written twice is read once: with
-  // GPUPEER_CE_SIGNALS=flags the next operation would wait forever).
+  // before a peer's side stream consumed this one's.
   return endSideStreams(c, q, q.op == CollOp::kReduce);
 }
 

@@ -71,18 +71,18 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
     if (q.send[k]) a.peerIn[k] = static_cast<const char*>(q.send[k]) + done * es;
   }
   a.slotBytes = c.options.oneShotSlotBytes;
-  a.llSlotBytes = c.lineSlotBytes;
+  a.llSlotBytes = c.options.lineSlotBytes;
   a.ll128SlotBytes = c.line128SlotBytes;
-  a.lines128Lag = static_cast<int>(c.line128Lag == kLine128LagByRule ? line128LagFor(len * es) : c.line128Lag);
+  a.lines128Lag = line128LagFor(len * es);
   a.lines128Blocks = line128BlocksFor(n, c.fewestSms);
-  a.lineBlockLines = c.lineBlockLines;
+  a.lineBlockLines = c.options.lineBlockLines;
   a.opCounter = reinterpret_cast<unsigned long long*>(c.counters(r));  // words 0-1
   a.error = c.counters(r) + 2;
   a.earlyLaunch = c.ranks[r].hopperOrLater;
   a.timeoutNs = c.timeoutNs;
   a.abortWord = c.abortWord;
-  a.maxBlocks = c.oneShotBlocks;
-  a.stepBytes = c.oneShotStepBytes;
+  a.maxBlocks = c.options.oneShotBlocks;
+  a.stepBytes = c.options.oneShotStepBytes;
   if (c.callLines) {
     const CallSignature call = callSignatureOf(q.op, q.type, q.redop, q.root, q.count);
     a.call[0] = call.word0;
@@ -183,11 +183,12 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split, const Re
   const std::size_t es = dataTypeSize(q.type);
   const std::vector<PullPart> parts = planPull(q.op, n, q.root, q.count, es, split);
   const std::size_t longest = longestPart(parts);
-  const int blocks =
-      pullBlocksFor(longest * es, std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : c.fewestSms, kMaxOneShotBlocks),
-                    c.pullBlockBytes ? c.pullBlockBytes : pullBlockBytesFor(q.op, n, longest * es));
-  const std::size_t tile =
-      c.pullTileBytes == kPullTileByRule ? pullTileBytesFor(longest * es, blocks) : c.pullTileBytes;
+  const int blocks = pullBlocksFor(
+      longest * es, std::min(c.options.oneShotBlocks > 0 ? c.options.oneShotBlocks : c.fewestSms, kMaxOneShotBlocks),
+      c.options.pullBlockBytes ? c.options.pullBlockBytes : pullBlockBytesFor(q.op, n, longest * es));
+  const std::size_t tile = c.options.pullTileBytes == CommunicatorOptions::kByRule
+                               ? pullTileBytesFor(longest * es, blocks)
+                               : c.options.pullTileBytes;
   std::array<OneShotArgs, kMaxCommRanks> args;
   for (int r : c.local) {
     OneShotArgs& a = args[r];
@@ -247,7 +248,7 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
   // scratch.
   Result<ChainPlan> plan =
       planChain(q.op, n, q.root, bytes, reduce ? c.options.chainReduceStepBytes : c.options.chainStepBytes,
-                std::min(c.oneShotBlocks > 0 ? c.oneShotBlocks : 2 * c.fewestSms, kMaxOneShotBlocks),
+                std::min(c.options.oneShotBlocks > 0 ? c.options.oneShotBlocks : 2 * c.fewestSms, kMaxOneShotBlocks),
                 2 * n * c.options.oneShotSlotBytes, staged);
   if (!plan.isOk()) return plan.status();
   const ChainPlan& p = plan.value();

@@ -178,7 +178,6 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   // other by NVLink; each rank knows its own links, so each allocates their scratch if its own
   // are all NVLink, and the variant is used only if all did.
   const bool lines128 = nativeAtomicsToAll(device, c.peers, rank);
-  core.lineSlotBytes = kLineSlotBytes;
   core.line128FromBytes = line128FromBytesFor(nranks);
   const std::size_t line128Need = (line128Bytes(options.slotBytes) + 4095) / 4096 * 4096;
   core.line128SlotBytes = lines128 ? std::min(line128SlotBytesFor(nranks), line128Need) : 0;
@@ -190,7 +189,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   };
   const Part parts[] = {{"scratch", &mine.scratch, 2 * nranks * options.slotBytes},
                         {"flags", &mine.flags, kOneShotFlagBytes},
-                        {"lines", &mine.lineScratch, oneShotLineScratchBytes(nranks, core.lineSlotBytes)},
+                        {"lines", &mine.lineScratch, oneShotLineScratchBytes(nranks, core.options.lineSlotBytes)},
                         {"lines128", &mine.line128Scratch, 2 * nranks * core.line128SlotBytes},
                         {"p2p", &c.p2pMemory, c.p2p.layout.bytes()}};
   nlohmann::json shared = {{"nvlink_to_all", lines128}};
@@ -205,7 +204,8 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   // A piece is staged only where it goes in lines (one_shot_path.cpp: stagingFor), so each of
   // the n input and n output rows holds at most the longest piece of the lines variants
   // (16-byte lines: half their slot; 128-byte lines: less than theirs), not a whole slot.
-  const std::size_t stagedRow = std::min(options.slotBytes, std::max(core.lineSlotBytes / 2, core.line128SlotBytes));
+  const std::size_t stagedRow =
+      std::min(options.slotBytes, std::max(core.options.lineSlotBytes / 2, core.line128SlotBytes));
   GPUPEER_RETURN_IF_ERROR(core.alignStaging.allocate(device, 2 * nranks * stagedRow));
   GPUPEER_RETURN_IF_ERROR(
       c.registeredTable.allocate(device, sizeof(RegisteredBuffer) * kMaxRegistrations * kMaxCommRanks));

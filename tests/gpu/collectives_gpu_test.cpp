@@ -3,7 +3,6 @@
 // memory when P2P is disabled.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <vector>
 
 #include "collective_gpu_support.hpp"
@@ -43,7 +42,7 @@ TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
 
 TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
   GPUPEER_REQUIRE_GPUS(2);
-  // On every visible GPU: 4 KiB tiles dealt to the blocks in turn (GPUPEER_PULL_TILE) and a
+  // On every visible GPU: 4 KiB tiles dealt to the blocks in turn (pullTileBytes) and a
   // block per 16 KiB, so each block takes many tiles, the last one partly; odd counts and
   // offsets leave elements after the last whole 16-byte unit.
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
@@ -51,11 +50,10 @@ TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
   Ranks ranks(8u << 20, devices);
   for (const char* algo : {"pull", "split"}) {
     SCOPED_TRACE(algo);
-    setenv("GPUPEER_PULL_TILE", "4K", 1);
-    setenv("GPUPEER_PULL_BLOCK", "16K", 1);
-    auto comm = Communicator::create(devices, options(algo));
-    unsetenv("GPUPEER_PULL_TILE");
-    unsetenv("GPUPEER_PULL_BLOCK");
+    CommunicatorOptions o = options(algo);
+    o.pullTileBytes = 4u << 10;
+    o.pullBlockBytes = 16u << 10;
+    auto comm = Communicator::create(devices, o);
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
     for (CollOp op : kAllOps) {
       if (!testing::serves(algo, op)) continue;
@@ -69,17 +67,17 @@ TEST(CollectivesGpu, PullAndSplitInTilesDealtToTheBlocks) {
 
 TEST(CollectivesGpu, LowLatencyLinesInBlocksOfEveryShape) {
   GPUPEER_REQUIRE_GPUS(2);
-  // The one-shot kernel's lines in blocks of 32, 96 and 512 lines (GPUPEER_LL_BLOCK_LINES) and
-  // by the launch's rule: shares of whole warps, a last block that holds a partial unit (4097
+  // The one-shot kernel's lines in blocks of 32, 96 and 512 lines (lineBlockLines) and by the
+  // launch's rule (0): shares of whole warps, a last block that holds a partial unit (4097
   // floats), pieces that would need more than 264 blocks (65536 floats in blocks of 32 or 96
   // lines), and operations of different grids back to back (each block adds its share to the
   // operation counter).
   Ranks ranks(4u << 20);
-  for (const char* lines : {"32", "96", "512", ""}) {
-    SCOPED_TRACE(::testing::Message() << "lines per block: " << (*lines ? lines : "rule"));
-    if (*lines) setenv("GPUPEER_LL_BLOCK_LINES", lines, 1);
-    auto comm = Communicator::create({0, 1}, options("oneshot"));
-    unsetenv("GPUPEER_LL_BLOCK_LINES");
+  for (int lines : {32, 96, 512, 0}) {
+    SCOPED_TRACE(::testing::Message() << "lines per block: " << lines);
+    CommunicatorOptions o = options("oneshot");
+    o.lineBlockLines = lines;
+    auto comm = Communicator::create({0, 1}, o);
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
     for (CollOp op : kAllOps) {
       if (!testing::serves("oneshot", op)) continue;
@@ -249,28 +247,6 @@ TEST(CollectivesGpu, OneGraphOverBothGpusReplays) {
   testing::checkSplitAndChainGraphs({0, 1});
 }
 
-TEST(CollectivesGpu, CopyEnginesWithFlagSignalsBackToBack) {
-  GPUPEER_REQUIRE_GPUS(2);
-  // GPU-written flags instead of events between the ranks' streams (GPUPEER_CE_SIGNALS=flags):
-  // a flag written twice before its reader clears it is seen once, and the next wait never
-  // returns. Reduces back to back with the root moving are where a rank that is not the root
-  // used to run ahead of its peers' side streams (copy_engine_path.cpp, reducing()).
-  const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
-  const int n = static_cast<int>(devices.size());
-  setenv("GPUPEER_CE_SIGNALS", "flags", 1);
-  auto comm = Communicator::create(devices, options("ce"));
-  unsetenv("GPUPEER_CE_SIGNALS");
-  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-  Ranks ranks(1u << 20, devices);
-  const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
-  for (int i = 0; i < 20; ++i)
-    ASSERT_TRUE(comm.value()
-                    ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw)
-                    .isOk());
-  for (CollOp op : kAllOps)
-    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, 4099, 0, false);
-}
-
 TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
   GPUPEER_REQUIRE_GPUS(2);
   // On every visible GPU, 8 MiB copy-engine slots: messages of 16 MiB go in 2 MiB chunks through
@@ -280,64 +256,55 @@ TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
   const std::size_t count = (4u << 20) + 5;  // 16 MiB of floats and 20 bytes
-  for (const char* signals : {"events", "flags"}) {
-    SCOPED_TRACE(signals);
-    CommunicatorOptions o = options("ce");
-    o.ceSlotBytes = 8u << 20;
-    setenv("GPUPEER_CE_SIGNALS", signals, 1);
-    auto comm = Communicator::create(devices, o);
-    unsetenv("GPUPEER_CE_SIGNALS");
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    Ranks ranks(count * 4 + 64, devices);
-    for (CollOp op : kAllOps) {
-      const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
-      const std::size_t c = shares ? count / n : count;
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, 0, c, 4, true);
-    }
-    // Each sum multiplies every element by n: as many as stay below 2^31, at most 20.
-    testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
-    EXPECT_TRUE(comm.value()->checkBarriers().isOk());
+  CommunicatorOptions o = options("ce");
+  o.ceSlotBytes = 8u << 20;
+  auto comm = Communicator::create(devices, o);
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  Ranks ranks(count * 4 + 64, devices);
+  for (CollOp op : kAllOps) {
+    const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
+    const std::size_t c = shares ? count / n : count;
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, 0, c, 4, true);
   }
+  // Each sum multiplies every element by n: as many as stay below 2^31, at most 20.
+  testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
+  EXPECT_TRUE(comm.value()->checkBarriers().isOk());
 }
 
 TEST(CollectivesGpu, CopyEnginesOfTheSendersOrOfTheReceivers) {
   GPUPEER_REQUIRE_GPUS(2);
-  // GPUPEER_CE_ISSUE: the senders' engines push the copying operations' pieces, or the
+  // ceIssue: the senders' engines push the copying operations' pieces, or the
   // receivers' pull them (the reductions always push), with 8 MiB slots so that 16 MiB messages
   // refill positions; odd counts and offsets, in place, both roots, reduces back to back with
   // the root moving, and in-place sums back to back (each would see a copy overtaken).
   const std::vector<int> devices = testing::firstGpus(2);
   const std::size_t count = (4u << 20) + 5;
   Ranks ranks(count * 4 + 64, devices);
-  for (const char* issue : {"sender", "receiver"})
-    for (const char* signals : {"events", "flags"}) {
-      SCOPED_TRACE(::testing::Message() << issue << " " << signals);
-      CommunicatorOptions o = options("ce");
-      o.ceSlotBytes = 8u << 20;
-      setenv("GPUPEER_CE_ISSUE", issue, 1);
-      setenv("GPUPEER_CE_SIGNALS", signals, 1);
-      auto comm = Communicator::create(devices, o);
-      unsetenv("GPUPEER_CE_SIGNALS");
-      unsetenv("GPUPEER_CE_ISSUE");
-      ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-      for (CollOp op : kAllOps) {
-        const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
-        const std::size_t c = shares ? count / 2 : count;
-        for (int root : {0, 1}) {
-          testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, root, c, 0, false);
-          testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, root, 4097, 4, true);
-          testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt8, RedOp::kMax, root, 3, 1, false);
-        }
+  for (auto issue : {CommunicatorOptions::CeIssue::kSender, CommunicatorOptions::CeIssue::kReceiver}) {
+    SCOPED_TRACE(issue == CommunicatorOptions::CeIssue::kSender ? "sender" : "receiver");
+    CommunicatorOptions o = options("ce");
+    o.ceSlotBytes = 8u << 20;
+    o.ceIssue = issue;
+    auto comm = Communicator::create(devices, o);
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    for (CollOp op : kAllOps) {
+      const bool shares = op == CollOp::kAllGather || op == CollOp::kReduceScatter || op == CollOp::kAllToAll;
+      const std::size_t c = shares ? count / 2 : count;
+      for (int root : {0, 1}) {
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, root, c, 0, false);
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt32, RedOp::kMin, root, 4097, 4, true);
+        testing::runAndCheck(*comm.value(), ranks, op, DataType::kInt8, RedOp::kMax, root, 3, 1, false);
       }
-      const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
-      for (int i = 0; i < 20; ++i)
-        ASSERT_TRUE(comm.value()
-                        ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % 2, ranks.raw)
-                        .isOk());
-      testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
-      EXPECT_TRUE(comm.value()->checkBarriers().isOk());
     }
+    const testing::Placement p = testing::place(ranks, CollOp::kReduce, 4099, DataType::kFloat32, 0, false);
+    for (int i = 0; i < 20; ++i)
+      ASSERT_TRUE(comm.value()
+                      ->run(CollOp::kReduce, p.send, p.recv, 4099, DataType::kFloat32, RedOp::kSum, i % 2, ranks.raw)
+                      .isOk());
+    testing::checkBackToBackInPlaceSums(*comm.value(), ranks, count, 20);
+    EXPECT_TRUE(comm.value()->checkBarriers().isOk());
+  }
 }
 
 TEST(CollectivesGpu, CopyEngineAndOneKernelOperationsBackToBack) {
@@ -419,50 +386,44 @@ TEST(CollectivesGpu, ChainInManySmallStepsBackToBackWithAMovingRoot) {
   EXPECT_TRUE(comm.value()->checkBarriers().isOk());
 }
 
-TEST(CollectivesGpu, RingWithFlagSignalsAndLongPipelines) {
+TEST(CollectivesGpu, RingInLongPipelines) {
   GPUPEER_REQUIRE_GPUS(2);
   // On every visible GPU: chunks of 4 KiB, so a link carries several hundred of them and the
   // reduce legs go round their 64 scratch positions many times, each reuse waiting for its
-  // "freed" signal; GPU-written flags, where a signal posted twice before it is read would hang.
+  // "freed" signal.
   const std::vector<int> devices = testing::firstGpus(testing::machine().gpus.size());
   const int n = static_cast<int>(devices.size());
   CommunicatorOptions o = options("ring");
   o.ringChunkBytes = o.ringSpreadChunkBytes = 4096;
-  for (const char* signals : {"events", "flags"}) {
-    SCOPED_TRACE(signals);
-    setenv("GPUPEER_CE_SIGNALS", signals, 1);
-    auto comm = Communicator::create(devices, o);
-    unsetenv("GPUPEER_CE_SIGNALS");
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    Ranks ranks(8u << 20, devices);
-    const std::size_t count = (1u << 20) + 3;  // 4 MiB of floats and three more: uneven segments
-    for (CollOp op : kAllOps) {
-      if (!testing::serves("ring", op)) continue;
-      const std::size_t c = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? count / n : count;
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
-      testing::runAndCheck(*comm.value(), ranks, op, DataType::kBFloat16, RedOp::kAvg, 0, c, 2, true);
-    }
-    // Back to back with the root moving: no signal of one operation is taken by the next.
-    // Out of place at the buffers' starts: every operation's arrangement is the same.
-    const testing::Placement p = testing::place(ranks, CollOp::kAllReduce, 300001, DataType::kFloat32, 0, false);
-    for (int i = 0; i < 12; ++i) {
-      const CollOp op = i % 3 == 0 ? CollOp::kReduce : i % 3 == 1 ? CollOp::kBroadcast : CollOp::kAllReduce;
-      ASSERT_TRUE(
-          comm.value()->run(op, p.send, p.recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
-    }
-    testing::runAndCheck(*comm.value(), ranks, CollOp::kReduceScatter, DataType::kInt32, RedOp::kSum, 0, 70001, 0,
-                         false);
+  auto comm = Communicator::create(devices, o);
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  Ranks ranks(8u << 20, devices);
+  const std::size_t count = (1u << 20) + 3;  // 4 MiB of floats and three more: uneven segments
+  for (CollOp op : kAllOps) {
+    if (!testing::serves("ring", op)) continue;
+    const std::size_t c = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? count / n : count;
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kFloat32, RedOp::kSum, n - 1, c, 0, false);
+    testing::runAndCheck(*comm.value(), ranks, op, DataType::kBFloat16, RedOp::kAvg, 0, c, 2, true);
   }
+  // Back to back with the root moving: no signal of one operation is taken by the next.
+  // Out of place at the buffers' starts: every operation's arrangement is the same.
+  const testing::Placement p = testing::place(ranks, CollOp::kAllReduce, 300001, DataType::kFloat32, 0, false);
+  for (int i = 0; i < 12; ++i) {
+    const CollOp op = i % 3 == 0 ? CollOp::kReduce : i % 3 == 1 ? CollOp::kBroadcast : CollOp::kAllReduce;
+    ASSERT_TRUE(
+        comm.value()->run(op, p.send, p.recv, 300001, DataType::kFloat32, RedOp::kSum, i % n, ranks.raw).isOk());
+  }
+  testing::runAndCheck(*comm.value(), ranks, CollOp::kReduceScatter, DataType::kInt32, RedOp::kSum, 0, 70001, 0, false);
 }
 
 TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   GPUPEER_REQUIRE_GPUS(2);
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
-  auto comm = Communicator::create({0, 1});
-  unsetenv("GPUPEER_P2P_DISABLE");
+  CommunicatorOptions staged;
+  staged.disableP2p = true;
+  auto comm = Communicator::create({0, 1}, staged);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   EXPECT_FALSE(comm.value()->p2p());
-  EXPECT_NE(comm.value()->transport().find("GPUPEER_P2P_DISABLE"), std::string::npos) << comm.value()->transport();
+  EXPECT_NE(comm.value()->transport().find("disableP2p"), std::string::npos) << comm.value()->transport();
   EXPECT_NE(comm.value()->transport().find("gpupeer's pipeline"), std::string::npos) << comm.value()->transport();
   EXPECT_EQ(comm.value()->algorithmFor(CollOp::kAllReduce, 8).value(), CollAlgo::kCopyEngine);
   Ranks ranks(1u << 20);
@@ -481,28 +442,22 @@ TEST(CollectivesGpu, WithoutP2pTheCopiesGoThroughHostMemory) {
   EXPECT_EQ(
       comm.value()->run(CollOp::kAllToAll, p.send, p.recv, 16, DataType::kFloat32, RedOp::kSum, 0, ranks.raw).code(),
       ErrorCode::kUnsupported);
-  CommunicatorOptions forced;
+  CommunicatorOptions forced = staged;
   forced.algorithm = "oneshot";
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
   auto oneShot = Communicator::create({0, 1}, forced);
-  unsetenv("GPUPEER_P2P_DISABLE");
   ASSERT_TRUE(oneShot.isOk());
   EXPECT_EQ(oneShot.value()->algorithmFor(CollOp::kAllReduce, 8).status().code(), ErrorCode::kUnsupported);
-  // CUDA's own staging instead of the pipeline (GPUPEER_STAGING=cuda), for comparisons.
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
-  setenv("GPUPEER_STAGING", "cuda", 1);
-  auto byCuda = Communicator::create({0, 1});
-  unsetenv("GPUPEER_STAGING");
-  unsetenv("GPUPEER_P2P_DISABLE");
+  // CUDA's own staging instead of the pipeline (stagedPipeline off), which pins no host memory.
+  CommunicatorOptions byCudaOptions = staged;
+  byCudaOptions.stagedPipeline = false;
+  auto byCuda = Communicator::create({0, 1}, byCudaOptions);
   ASSERT_TRUE(byCuda.isOk()) << byCuda.status().toString();
-  EXPECT_NE(byCuda.value()->transport().find("GPUPEER_STAGING=cuda"), std::string::npos) << byCuda.value()->transport();
+  EXPECT_NE(byCuda.value()->transport().find("CUDA's own staging"), std::string::npos) << byCuda.value()->transport();
   testing::runAndCheck(*byCuda.value(), ranks, CollOp::kAllReduce, DataType::kFloat32, RedOp::kSum, 0, 4099, 4, false);
   // The ring only copies and reduces locally: it works with its copies staged.
   forced.algorithm = "ring";
   forced.ringChunkBytes = forced.ringSpreadChunkBytes = 64u << 10;
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
   auto ring = Communicator::create({0, 1}, forced);
-  unsetenv("GPUPEER_P2P_DISABLE");
   ASSERT_TRUE(ring.isOk()) << ring.status().toString();
   for (CollOp op : kAllOps)
     if (testing::serves("ring", op)) {

@@ -3,7 +3,6 @@
 // two-shot remainder take shapes two ranks never show), back-to-back operations, one CUDA graph
 // over all GPUs, and the copies staged through host memory. Skipped below three GPUs.
 #include <algorithm>
-#include <cstdlib>
 #include <vector>
 
 #include "collective_gpu_support.hpp"
@@ -123,9 +122,9 @@ TEST(CollectivesManyGpus, OneGraphOverAllGpusReplays) {
 TEST(CollectivesManyGpus, WithoutP2pTheCopiesGoThroughHostMemory) {
   GPUPEER_REQUIRE_GPUS(3);
   const std::vector<int> devices = firstGpus(testing::machine().gpus.size());
-  setenv("GPUPEER_P2P_DISABLE", "1", 1);
-  auto comm = Communicator::create(devices);
-  unsetenv("GPUPEER_P2P_DISABLE");
+  CommunicatorOptions staged;
+  staged.disableP2p = true;
+  auto comm = Communicator::create(devices, staged);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   EXPECT_FALSE(comm.value()->p2p());
   Ranks ranks(1u << 20, devices);

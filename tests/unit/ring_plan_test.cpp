@@ -1,9 +1,7 @@
 // The ring's schedule run on host memory: each rank's own stream and side stream execute their
 // steps in order, a wait only once its signal is there, the streams taking turns in random
-// orders. Signals follow either RankSignals mode: events (a wait meets the post enqueued last
-// before it by that sender with that number) or GPU-written flags (a post sets a word, a wait
-// needs it set and clears it; a post onto a set word would be lost). Every order must end
-// without a deadlock, a lost or left-over signal, or a wrong result.
+// orders. Signals are RankSignals' events: a wait meets the post enqueued last before it by that
+// sender with that number. Every order must end without a deadlock or a wrong result.
 #include "comm/ring_plan.hpp"
 
 #include <gtest/gtest.h>
@@ -12,7 +10,6 @@
 #include <cstdint>
 #include <map>
 #include <random>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,8 +21,6 @@ namespace {
 
 using testing::Word;
 constexpr std::size_t kEs = sizeof(Word);
-
-enum class Signals { kEvents, kFlags };
 
 struct Case {
   CollOp op;
@@ -66,12 +61,12 @@ class Simulation {
 
   // Runs `steps` (in enqueue order) with the streams taking turns at random. Returns "" or what
   // went wrong.
-  std::string run(const std::vector<RingStep>& steps, Signals mode, unsigned seed) {
+  std::string run(const std::vector<RingStep>& steps, unsigned seed) {
     const int n = k_.n;
     std::vector<std::vector<int>> queue(2 * n);   // stream 2r: own, 2r+1: side
-    std::map<std::pair<int, int>, int> lastPost;  // events: (sender, flag) -> step
+    std::map<std::pair<int, int>, int> lastPost;  // (sender, flag) -> step
     std::map<std::pair<int, int>, int> lastHandOff;
-    std::vector<int> meets(steps.size(), -1);  // events: the post a wait meets
+    std::vector<int> meets(steps.size(), -1);  // the post a wait meets
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const RingStep& s = steps[i];
       queue[2 * s.rank + (s.side ? 1 : 0)].push_back(i);
@@ -89,7 +84,6 @@ class Simulation {
       }
     }
     std::vector<bool> done(steps.size(), false);
-    std::map<std::tuple<int, int, int>, int> flags;  // (at, from, flag) -> 0/1
     std::vector<std::size_t> head(2 * n, 0);
     std::mt19937 rng(seed);
     for (;;) {
@@ -99,12 +93,8 @@ class Simulation {
         if (head[q] == queue[q].size()) continue;
         left = true;
         const RingStep& s = steps[queue[q][head[q]]];
-        bool ready = true;
-        if (s.action == RingAction::kTakeOver || (s.action == RingAction::kWait && mode == Signals::kEvents))
-          ready = done[meets[queue[q][head[q]]]];
-        else if (s.action == RingAction::kWait)
-          ready = flags[{s.rank, s.peer, s.flag}] == 1;
-        if (ready) runnable.push_back(q);
+        const bool waits = s.action == RingAction::kTakeOver || s.action == RingAction::kWait;
+        if (!waits || done[meets[queue[q][head[q]]]]) runnable.push_back(q);
       }
       if (!left) break;
       if (runnable.empty()) return "deadlock: every stream with steps left waits";
@@ -112,13 +102,6 @@ class Simulation {
       const int i = queue[q][head[q]++];
       const RingStep& s = steps[i];
       switch (s.action) {
-        case RingAction::kPost:
-          if (mode == Signals::kFlags && flags[{s.peer, s.rank, s.flag}]++ != 0)
-            return "a flag posted twice before it was read";
-          break;
-        case RingAction::kWait:
-          if (mode == Signals::kFlags) flags[{s.rank, s.peer, s.flag}] = 0;
-          break;
         case RingAction::kCopy:
           if (s.dst.rank != s.rank && s.dst.rank != (s.rank + 1) % n) return "a copy to a rank that is not the next";
           std::copy_n(place(s.src), s.elements, place(s.dst));
@@ -130,13 +113,13 @@ class Simulation {
           for (std::size_t e = 0; e < s.elements; ++e) out[e] = combine(k_.redop, a[e], b[e]);
           break;
         }
+        case RingAction::kPost:
+        case RingAction::kWait:
         case RingAction::kHandOff:
         case RingAction::kTakeOver: break;
       }
       done[i] = true;
     }
-    for (auto& [key, value] : flags)
-      if (value) return "a flag left set for the next operation";
     return "";
   }
 
@@ -170,43 +153,40 @@ class Simulation {
   std::vector<RankMemory> ranks_;
 };
 
-// Plans `k` like runRing (own copies, then each phase's steps) and runs it under `seeds` orders
-// in both signal modes.
+// Plans `k` like runRing (own copies, then each phase's steps) and runs it under `seeds` orders.
 void check(const Case& k, std::size_t chunkBytes, std::size_t scratchBytes, int seeds) {
   SCOPED_TRACE(::testing::Message() << collOpName(k.op) << " n=" << k.n << " count=" << k.count << " root=" << k.root
                                     << (k.inPlace ? " in place" : "") << " chunk " << chunkBytes << " scratch "
                                     << scratchBytes);
   auto phases = ringPhases(k.op, k.n, k.count, k.root);
   ASSERT_TRUE(phases.isOk()) << phases.status().toString();
-  for (Signals mode : {Signals::kEvents, Signals::kFlags})
-    for (int seed = 0; seed < seeds; ++seed) {
-      Simulation sim(k, scratchBytes);
-      for (const RingPhase& phase : phases.value()) {
-        auto plan = planRing(k.n, phase, kEs, chunkBytes, scratchBytes);
-        ASSERT_TRUE(plan.isOk()) << plan.status().toString();
-        for (const RingStep& s : plan.value().steps) {
-          if (s.action == RingAction::kPost || s.action == RingAction::kWait) {
-            ASSERT_TRUE(s.peer == (s.rank + 1) % k.n || s.peer == (s.rank + k.n - 1) % k.n)
-                << "signal to a non-neighbour";
-            ASSERT_LT(s.flag, kSignalsPerSender);
-            ASSERT_GE(s.flag, kLanded);
-          }
+  for (int seed = 0; seed < seeds; ++seed) {
+    Simulation sim(k, scratchBytes);
+    for (const RingPhase& phase : phases.value()) {
+      auto plan = planRing(k.n, phase, kEs, chunkBytes, scratchBytes);
+      ASSERT_TRUE(plan.isOk()) << plan.status().toString();
+      for (const RingStep& s : plan.value().steps) {
+        if (s.action == RingAction::kPost || s.action == RingAction::kWait) {
+          ASSERT_TRUE(s.peer == (s.rank + 1) % k.n || s.peer == (s.rank + k.n - 1) % k.n)
+              << "signal to a non-neighbour";
+          ASSERT_LT(s.flag, kSignalsPerSender);
+          ASSERT_GE(s.flag, kLanded);
         }
-        std::vector<RingStep> steps;
-        if (!phase.readsOutput) steps = ringOwnCopies(k.op, k.n, k.count, k.root, kEs);
-        steps.insert(steps.end(), plan.value().steps.begin(), plan.value().steps.end());
-        const std::string failure = sim.run(steps, mode, static_cast<unsigned>(seed));
-        ASSERT_EQ(failure, "") << (mode == Signals::kFlags ? "flags" : "events") << ", order " << seed;
       }
-      for (int r = 0; r < k.n; ++r) {
-        if (k.op == CollOp::kReduce && r != k.root) continue;
-        ASSERT_EQ(sim.wrong(r), 0u) << "rank " << r << (mode == Signals::kFlags ? ", flags" : ", events") << ", order "
-                                    << seed;
-      }
+      std::vector<RingStep> steps;
+      if (!phase.readsOutput) steps = ringOwnCopies(k.op, k.n, k.count, k.root, kEs);
+      steps.insert(steps.end(), plan.value().steps.begin(), plan.value().steps.end());
+      const std::string failure = sim.run(steps, static_cast<unsigned>(seed));
+      ASSERT_EQ(failure, "") << "order " << seed;
     }
+    for (int r = 0; r < k.n; ++r) {
+      if (k.op == CollOp::kReduce && r != k.root) continue;
+      ASSERT_EQ(sim.wrong(r), 0u) << "rank " << r << ", order " << seed;
+    }
+  }
 }
 
-TEST(RingPlan, EveryOperationDeliversInEveryOrderWithEitherSignals) {
+TEST(RingPlan, EveryOperationDeliversInEveryOrder) {
   // Chunks of 64 bytes and 3 scratch positions: reduce legs reuse each position many times.
   for (CollOp op :
        {CollOp::kBroadcast, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kReduce, CollOp::kAllReduce})

@@ -17,6 +17,7 @@
 #include "cli_common.hpp"
 #include "coll_procs.hpp"
 #include "coll_runner.hpp"
+#include "comm/tuning_variables.hpp"
 #include "core/bounded_input.hpp"
 #include "core/output_file.hpp"
 #include "core/sweep_progress.hpp"
@@ -41,6 +42,7 @@ struct Options {
   std::string procId, slot;      // --slot: RankCommOptions::slotBytes (with --procs)
   bool registered = false;       // --registered (with --procs)
   std::string zeroCopyFrom;      // --zero-copy-from: RankCommOptions::zeroCopyFromBytes (with --procs)
+  bool tuningVariables = false;  // --tuning-variables: print their table and exit
 };
 
 struct Measured {
@@ -513,6 +515,9 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
   sub->add_option("--zero-copy-from", opts->zeroCopyFrom,
                   "with --registered: the bytes per rank from which they do (RankCommOptions::zeroCopyFromBytes; "
                   "default: where measured faster, src/comm/zero_copy_rules.hpp)");
+  sub->add_flag("--tuning-variables", opts->tuningVariables,
+                "print the GPUPEER_ variables that tune the one-process communicator (a Markdown table: "
+                "docs/collectives.md) and exit");
   sub->add_option("--proc-rank", opts->procRank)->group("");  // set by --procs for the ranks it starts
   sub->add_option("--proc-id", opts->procId)->group("");
   sub->footer(helpFooter(
@@ -528,6 +533,11 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
     // `coll --json out.json`: the file name landed on the operation's place.
     if (opts->json && !parseCollOp(opts->op).isOk() && opts->op.find_first_of("./") != std::string::npos)
       extras.insert(extras.begin(), opts->op);
+    if (opts->tuningVariables && extras.empty()) {
+      fmt::print("{}", tuningVariablesMarkdown());
+      exitCode = 0;
+      return;
+    }
     exitCode = extras.empty() ? run(*opts) : refuseExtras(*opts, extras);
   });
 });
