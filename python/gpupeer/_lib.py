@@ -160,7 +160,7 @@ def load_beside_library(name, file_name, library_path=None):
     return module, path, None
 
 
-# gpupeer._fastcall (python/fastcall.cpp), or None: the eager call then goes through ctypes.
+# gpupeer._fastcall (python/csrc/fastcall.cpp), or None: the eager call then goes through ctypes.
 _fastcall = None if os.environ.get("GPUPEER_NO_FASTCALL") else load_beside_library("_fastcall", "_fastcall.abi3.so")[0]
 
 

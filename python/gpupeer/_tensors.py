@@ -80,8 +80,8 @@ def _from_torch(x, name):
 
 def torch_fast_module():
     """The module that makes eager calls on torch tensors read in C, set up for the torch this
-    process loaded: gpupeer._torchcall (python/torchcall.cpp, at::Tensor read in C++) where it
-    was built for this very torch, else gpupeer._fastcall (python/fastcall.cpp, torch's methods
+    process loaded: gpupeer._torchcall (python/csrc/torchcall.cpp, at::Tensor read in C++) where it
+    was built for this very torch, else gpupeer._fastcall (python/csrc/fastcall.cpp, torch's methods
     called from C). Both have torch_run (one tensor: RankCommunicator) and torch_run_many (a
     tensor per rank: Communicator). None: torch is not loaded (yet), or neither module is
     there, or torch's raw current-stream function is missing. torch_call_path says which."""
@@ -119,7 +119,7 @@ torch_call_path = "python"  # or "_torchcall", "_fastcall": how torch tensors re
 
 
 def _load_torchcall(torch):
-    """gpupeer._torchcall from beside the library where python/build_torchcall.py built it for
+    """gpupeer._torchcall from beside the library where python/csrc/build_torchcall.py built it for
     this torch (its version and git revision), else None (torch_call_skipped says why)."""
     global torch_call_skipped
     import sysconfig
@@ -131,7 +131,7 @@ def _load_torchcall(torch):
     module, path, error = load_beside_library("_torchcall", file_name, lib.path)
     if module is None:
         torch_call_skipped = ("%s does not import: %s" % (path, error) if error else
-                              "not built: python3 python/build_torchcall.py makes %s" % path)
+                              "not built: python3 python/csrc/build_torchcall.py makes %s" % path)
         return None
     want = torch_build_id(torch)
     if getattr(module, "torch_build", None) != want:

@@ -1,5 +1,5 @@
 """A C function with gpupeer_rank_comm_run's signature that records its arguments: what the C
-paths into the library (python/fastcall.cpp, python/torchcall.cpp) hand over, seen from C."""
+paths into the library (python/csrc/fastcall.cpp, python/csrc/torchcall.cpp) hand over, seen from C."""
 
 import ctypes
 import subprocess

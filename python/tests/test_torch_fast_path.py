@@ -1,5 +1,5 @@
-"""The eager call on torch tensors read in C (python/fastcall.cpp's torch_run, and the checks it
-shares with python/torchcall.cpp in tensor_call.hpp), against a stand-in
+"""The eager call on torch tensors read in C (python/csrc/fastcall.cpp's torch_run, and the checks it
+shares with python/csrc/torchcall.cpp in tensor_call.hpp), against a stand-in
 torch module and a C function that records what it was called with: every argument reaches C as
 the Python path would pass it, and every call it declines is answered by the Python path's
 error."""

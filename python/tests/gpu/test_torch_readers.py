@@ -1,5 +1,5 @@
 """The two readers of torch tensors on real torch: gpupeer._torchcall (at::Tensor read in C++,
-built by python/build_torchcall.py, which ctest's python_gpu runs first) and gpupeer._fastcall
+built by python/csrc/build_torchcall.py, which ctest's python_gpu runs first) and gpupeer._fastcall
 (torch's methods called from C). Against a C function that records what it is handed: the
 pointer, count, type and the current stream, on the default and on a side stream; the same
 calls declined by both; and a real one-rank all-reduce through each."""
