@@ -81,7 +81,7 @@ def stub_function(tmp):
         f.write(STUB)
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", library, source], check=True)
     fn = ctypes.CDLL(library).gpupeer_rank_comm_run
-    fn.restype, fn.argtypes = _lib._OPTIONAL["gpupeer_rank_comm_run"]
+    fn.restype, fn.argtypes = _lib._SIGNATURES["gpupeer_rank_comm_run"]
     return fn
 
 

@@ -1,11 +1,15 @@
-"""The vocabulary shared by both communicators: operations, reduction operators, and how many
-elements each operation reads and writes per rank (c_api.h's numbering)."""
+"""The vocabulary shared by both communicators: operations, reduction operators (c_api.h's
+constants), and how many elements each operation reads and writes per rank."""
 
-from . import errors
+from . import _c_api, errors
 
-ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, ALL_TO_ALL, SEND_RECV = range(7)
-OP_NAMES = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv"]
-REDOPS = {"sum": 0, "prod": 1, "min": 2, "max": 3, "avg": 4}
+ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST = (_c_api.GPUPEER_ALL_REDUCE, _c_api.GPUPEER_ALL_GATHER,
+                                                     _c_api.GPUPEER_REDUCE_SCATTER, _c_api.GPUPEER_BROADCAST)
+REDUCE, ALL_TO_ALL, SEND_RECV = _c_api.GPUPEER_REDUCE, _c_api.GPUPEER_ALL_TO_ALL, _c_api.GPUPEER_SEND_RECV
+OP_NAMES = {ALL_REDUCE: "all_reduce", ALL_GATHER: "all_gather", REDUCE_SCATTER: "reduce_scatter",
+            BROADCAST: "broadcast", REDUCE: "reduce", ALL_TO_ALL: "all_to_all", SEND_RECV: "send_recv"}
+REDOPS = {"sum": _c_api.GPUPEER_SUM, "prod": _c_api.GPUPEER_PROD, "min": _c_api.GPUPEER_MIN,
+          "max": _c_api.GPUPEER_MAX, "avg": _c_api.GPUPEER_AVG}
 # Operations whose output may be the input itself (out=None).
 IN_PLACE_BY_DEFAULT = (ALL_REDUCE, BROADCAST, REDUCE)
 

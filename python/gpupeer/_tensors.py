@@ -10,15 +10,19 @@ import ctypes
 import os
 import sys
 
-from . import errors
+from . import _c_api, errors
 from ._lib import _fastcall, lib, load_beside_library
 from ._torch_build import torch_build_id
 
 # c_api.h's element types.
-FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT32, INT64, FLOAT8_E4M3, FLOAT8_E5M2 = range(10)
-TYPE_NAMES = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64",
-              "float8_e4m3fn", "float8_e5m2"]
-ELEMENT_BYTES = [4, 2, 2, 8, 1, 1, 4, 8, 1, 1]
+FLOAT32, FLOAT16, BFLOAT16, FLOAT64 = (_c_api.GPUPEER_FLOAT32, _c_api.GPUPEER_FLOAT16, _c_api.GPUPEER_BFLOAT16,
+                                       _c_api.GPUPEER_FLOAT64)
+INT8, UINT8, INT32, INT64 = _c_api.GPUPEER_INT8, _c_api.GPUPEER_UINT8, _c_api.GPUPEER_INT32, _c_api.GPUPEER_INT64
+FLOAT8_E4M3, FLOAT8_E5M2 = _c_api.GPUPEER_FLOAT8_E4M3, _c_api.GPUPEER_FLOAT8_E5M2
+TYPE_NAMES = {FLOAT32: "float32", FLOAT16: "float16", BFLOAT16: "bfloat16", FLOAT64: "float64", INT8: "int8",
+              UINT8: "uint8", INT32: "int32", INT64: "int64", FLOAT8_E4M3: "float8_e4m3fn", FLOAT8_E5M2: "float8_e5m2"}
+ELEMENT_BYTES = {FLOAT32: 4, FLOAT16: 2, BFLOAT16: 2, FLOAT64: 8, INT8: 1, UINT8: 1, INT32: 4, INT64: 8,
+                 FLOAT8_E4M3: 1, FLOAT8_E5M2: 1}
 
 # __cuda_array_interface__ typestr (numpy's); bfloat16 and fp8 have none, they come by DLPack.
 _TYPESTRS = {"<f4": FLOAT32, "<f2": FLOAT16, "<f8": FLOAT64, "|i1": INT8, "|u1": UINT8, "<i4": INT32,
@@ -72,7 +76,7 @@ def _from_torch(x, name):
     if not x.is_cuda:
         raise errors.ArgumentTypeError("%s: a CUDA tensor is needed, this one is on %s" % (name, x.device))
     if code is None:
-        raise errors.ArgumentTypeError("%s: element type %s is not supported (%s)" % (name, x.dtype, ", ".join(TYPE_NAMES)))
+        raise errors.ArgumentTypeError("%s: element type %s is not supported (%s)" % (name, x.dtype, ", ".join(TYPE_NAMES.values())))
     if not x.is_contiguous():
         raise errors.InvalidArgumentError("%s: not contiguous (strides %s); pass x.contiguous()" % (name, x.stride()))
     return x.data_ptr(), x.numel(), code, x.get_device(), _torch_stream

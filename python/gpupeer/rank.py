@@ -3,13 +3,13 @@
 import ctypes
 import sys
 
-from . import _lib, _ops, errors
+from . import _c_api, _lib, _ops, errors
 from . import _tensors as tensors
 from ._lib import lib
 from ._ops import IN_PLACE_BY_DEFAULT, counts
 from ._tensors import COUNT, CURRENT_STREAM, DEVICE, DTYPE, PTR, buffer
 
-UNIQUE_ID_BYTES = 128
+UNIQUE_ID_BYTES = _c_api.GPUPEER_UNIQUE_ID_BYTES
 _REDOPS = _ops.REDOPS
 _call, _RUN = _lib.run_entry("gpupeer_rank_comm_run")
 _torch_run = None  # torch_run of _tensors.torch_fast_module() once a communicator set it up (_fast)

@@ -6,7 +6,7 @@ import pytest
 
 import gpupeer
 from fake_arrays import FakeCudaArray, detached_rank_comm
-from gpupeer import _tensors
+from gpupeer import _lib, _tensors
 
 DESTROYED = "this communicator was destroyed"
 
@@ -60,6 +60,10 @@ def test_chunked_operations_need_divisible_inputs():
         detached_rank_comm().reduce_scatter(FakeCudaArray(5), FakeCudaArray(2))
     with pytest.raises(ValueError, match="all_to_all"):
         detached_rank_comm(world_size=4).all_to_all(FakeCudaArray(6), FakeCudaArray(6))
+
+
+def test_functions_a_build_may_lack_are_functions_of_the_header():
+    assert _lib._OPTIONAL <= set(_lib._SIGNATURES)
 
 
 def test_reduction_operators_are_checked():
