@@ -133,9 +133,10 @@ def gpu_figures():
         fastcall = tensors.fastcall_for_torch(torch) if tensors.torch_call_path == "_torchcall" else None
         if fastcall is not None:
             # The same call with the tensor read through torch's methods (python/csrc/fastcall.cpp).
-            run, rank._torch_run = rank._torch_run, fastcall.torch_run
+            fast = solo._fast
+            solo._fast = (fastcall.torch_run, fast[1])
             figures["rank_fastcall"] = per_call_us(lambda: solo.all_reduce(x), sync)
-            rank._torch_run = run
+            solo._fast = fast
         else:
             figures["torchcall_skipped"] = tensors.torch_call_skipped
         fast, solo._fast = solo._fast, False  # the tensor read in Python instead of C

@@ -273,14 +273,3 @@ def stream_handle(stream, buf):
     if hasattr(stream, "__cuda_stream__"):
         return stream.__cuda_stream__()[1]
     raise errors.ArgumentTypeError("stream: an int handle or a CUDA stream object, not %s" % type(stream).__name__)
-
-
-def check_like(buf, ref, name, count):
-    """`buf` has `ref`'s element type and GPU, and `count` elements."""
-    if buf[DTYPE] != ref[DTYPE]:
-        raise errors.ArgumentTypeError("%s: element type %s differs from the input's %s"
-                                       % (name, TYPE_NAMES[buf[DTYPE]], TYPE_NAMES[ref[DTYPE]]))
-    if buf[DEVICE] != ref[DEVICE]:
-        raise errors.InvalidArgumentError("%s: on GPU %d, the input on GPU %d" % (name, buf[DEVICE], ref[DEVICE]))
-    if buf[COUNT] != count:
-        raise errors.InvalidArgumentError("%s: %d elements, %d expected" % (name, buf[COUNT], count))
