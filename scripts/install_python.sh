@@ -12,7 +12,7 @@
 # but the build folder was carried, e.g. the GPU machine.
 # Installs PREFIX/gpupeer/{*.py, libgpupeer_c.so, libre2.so.N, _fastcall.abi3.so, kb/} and
 # PREFIX/gpupeer-VERSION.dist-info, plus _torchcall.<python>.so where $PYTHON has torch
-# (python/build_torchcall.py), and prints how to import it.
+# (python/csrc/build_torchcall.py), and prints how to import it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_lib=1

@@ -8,7 +8,7 @@ Without a GPU (any machine): the binding against a stub C function of the same s
 gpupeer_rank_comm_run that returns at once, on an array that exposes __cuda_array_interface__
 (and a torch CPU tensor's path where torch is present is not timed: it refuses CPU tensors):
   ctypes_call     the bare ctypes call with arguments already extracted
-  fastcall_call   the same through gpupeer._fastcall (python/fastcall.cpp), where built
+  fastcall_call   the same through gpupeer._fastcall (python/csrc/fastcall.cpp), where built
   binding         RankCommunicator.all_reduce(x) end to end: extraction, checks, stream, and
                   the call through _fastcall (binding_ctypes: through ctypes)
 With --gpu (PyTorch with CUDA): the same on real communicators, all-reduce of 8 bytes (rank_*: a
@@ -17,7 +17,7 @@ one-rank RankCommunicator; comm_*: a two-GPU Communicator, a tensor per GPU, whe
                 (C++ call + fastcall_call)
   python        comm.all_reduce(...) on torch tensors, current stream, the tensor read in C
                 (torch_call_path: _torchcall.torch_run, at::Tensor read in C++, where
-                python/build_torchcall.py built it for this torch; else _fastcall.torch_run);
+                python/csrc/build_torchcall.py built it for this torch; else _fastcall.torch_run);
                 fastcall: the same through _fastcall.torch_run (torch's methods called from C);
                 python_path: read in Python, as without either
   gap           median over pairs of adjacent windows of python - direct (paired: the machine's
@@ -81,7 +81,7 @@ def stub_function(tmp):
         f.write(STUB)
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", library, source], check=True)
     fn = ctypes.CDLL(library).gpupeer_rank_comm_run
-    fn.restype, fn.argtypes = _lib._OPTIONAL["gpupeer_rank_comm_run"]
+    fn.restype, fn.argtypes = _lib._SIGNATURES["gpupeer_rank_comm_run"]
     return fn
 
 
@@ -132,10 +132,11 @@ def gpu_figures():
         figures["torch_call_path"] = tensors.torch_call_path
         fastcall = tensors.fastcall_for_torch(torch) if tensors.torch_call_path == "_torchcall" else None
         if fastcall is not None:
-            # The same call with the tensor read through torch's methods (python/fastcall.cpp).
-            run, rank._torch_run = rank._torch_run, fastcall.torch_run
+            # The same call with the tensor read through torch's methods (python/csrc/fastcall.cpp).
+            fast = solo._fast
+            solo._fast = (fastcall.torch_run, fast[1])
             figures["rank_fastcall"] = per_call_us(lambda: solo.all_reduce(x), sync)
-            rank._torch_run = run
+            solo._fast = fast
         else:
             figures["torchcall_skipped"] = tensors.torch_call_skipped
         fast, solo._fast = solo._fast, False  # the tensor read in Python instead of C

@@ -15,7 +15,8 @@
 /// with gpupeer_string_free.
 ///
 /// Collectives take raw device pointers and a cudaStream_t passed as void*; enums are ints with
-/// the values below (the C++ enums' order). Handles take calls from one thread at a time.
+/// the values below, which src/c_api ties to the C++ enums at compile time. Handles take calls
+/// from one thread at a time.
 
 #include <stddef.h>
 
@@ -26,7 +27,7 @@ extern "C" {
 /// Bumped when a function's signature or meaning changes; gpupeer_c_api_version() returns it.
 #define GPUPEER_C_API_VERSION 1
 
-/// gpupeer::ErrorCode, in order.
+/// gpupeer::ErrorCode.
 typedef enum gpupeer_code {
   GPUPEER_OK = 0,
   GPUPEER_INVALID_ARGUMENT = 1,
@@ -42,7 +43,7 @@ typedef enum gpupeer_code {
   GPUPEER_INTERNAL = 11,
 } gpupeer_code;
 
-/// gpupeer::CollOp, DataType and RedOp, in order.
+/// gpupeer::CollOp, DataType and RedOp.
 enum {
   GPUPEER_ALL_REDUCE = 0,
   GPUPEER_ALL_GATHER = 1,
@@ -65,6 +66,9 @@ enum {
   GPUPEER_FLOAT8_E5M2 = 9,
 };
 enum { GPUPEER_SUM = 0, GPUPEER_PROD = 1, GPUPEER_MIN = 2, GPUPEER_MAX = 3, GPUPEER_AVG = 4 };
+
+/// The most GPUs one gpupeer_comm drives (gpupeer::kMaxCommRanks).
+#define GPUPEER_MAX_COMM_RANKS 8
 
 /// One failure: code, message, the whole Status as one line, the API error name
 /// ("cudaErrorPeerAccessUnsupported"), the KB id that explains it, the call and location.
@@ -89,7 +93,14 @@ const char* gpupeer_version(void);  ///< the library's version, "0.1.0"
 // --json document (GPUPEER_FORMAT_JSON) or its text for people (GPUPEER_FORMAT_TEXT).
 
 enum { GPUPEER_FORMAT_JSON = 0, GPUPEER_FORMAT_TEXT = 1 };
-enum { GPUPEER_DOCTOR_NO_GPU = -2 };
+/// gpupeer_doctor's *worst: gpupeer::Severity, or one of the two answers that are not one.
+enum {
+  GPUPEER_DOCTOR_NO_GPU = -2,
+  GPUPEER_DOCTOR_NO_FINDING = -1,
+  GPUPEER_SEVERITY_INFO = 0,
+  GPUPEER_SEVERITY_WARNING = 1,
+  GPUPEER_SEVERITY_ERROR = 2,
+};
 
 /// The snapshot (probed, or parsed and checked from the file or text) as JSON.
 int gpupeer_snapshot_json(const char* snapshot_path, const char* snapshot_json, char** out, gpupeer_error** error);
@@ -103,9 +114,10 @@ int gpupeer_topology(const char* snapshot_path, const char* snapshot_json, int f
 int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int format, char** out, int* failed,
                   gpupeer_error** error);
 /// `gpupeer doctor`. GPU actions (data check, bandwidth) run when `gpu_actions` is non-zero and
-/// the snapshot was probed. *worst (when not null): 2 (error) when a finding is an error, else
-/// GPUPEER_DOCTOR_NO_GPU when the snapshot has no GPU (the CLI exits 3), else -1 no finding,
-/// else the worst severity (0 info, 1 warning): the CLI's exit code follows it (doctorExitCode).
+/// the snapshot was probed. *worst (when not null): GPUPEER_SEVERITY_ERROR when a finding is an
+/// error, else GPUPEER_DOCTOR_NO_GPU when the snapshot has no GPU (the CLI exits 3), else
+/// GPUPEER_DOCTOR_NO_FINDING, else the worst severity (info or warning): the CLI's exit code
+/// follows it (doctorExitCode).
 int gpupeer_doctor(const char* snapshot_path, const char* snapshot_json, int gpu_actions, int format, char** out,
                    int* worst, gpupeer_error** error);
 /// `gpupeer explain`: `text`, else the log file `log_path`, scanned against the built-in KB plus
@@ -128,6 +140,14 @@ int gpupeer_report(const char* snapshot_path, const char* snapshot_json, const c
 /// The device ordinal that owns `pointer` (device or managed memory) in *device, -1 for host
 /// memory; for arrays that do not say which GPU they live on (__cuda_array_interface__).
 int gpupeer_pointer_device(const void* pointer, int* device, gpupeer_error** error);
+
+// ---- Collectives of both kinds of communicator.
+/// Elements of one rank's send buffer (*in) and receive buffer (*out) for `op` with `count`
+/// elements per rank (the count gpupeer_comm_run and gpupeer_rank_comm_run take) over `ranks`
+/// ranks: reduce-scatter and all-to-all send ranks x count, all-gather and all-to-all receive
+/// ranks x count, the others count both. Pure; GPUPEER_INVALID_ARGUMENT for an unknown `op`,
+/// `ranks` below 1 or a product past SIZE_MAX.
+int gpupeer_collective_elements(int op, size_t count, int ranks, size_t* in, size_t* out, gpupeer_error** error);
 
 // ---- One process, several GPUs (gpupeer::Communicator). Arrays hold one entry per rank.
 

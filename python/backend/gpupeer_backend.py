@@ -16,7 +16,7 @@ Where the compiled pieces come from:
   * otherwise: CMake configures build/ of the checkout where it has no CMakeCache.txt (the flags
     of scripts/setup.sh; GPUPEER_CUDA_ARCHITECTURES and CUDA_HOME as there) and builds the targets
     gpupeer_c and, where CPython's headers are there, gpupeer_fastcall.
-_torchcall is built (python/build_torchcall.py) where the building Python finds torch; pip hides
+_torchcall is built (python/csrc/build_torchcall.py) where the building Python finds torch; pip hides
 the installed packages during the build unless it is given --no-build-isolation. Set
 GPUPEER_TORCHCALL=0 (or torchcall=0) to leave it out.
 
@@ -90,13 +90,13 @@ def _cmake_build(build):
 
 
 def _torchcall(staging, config_settings):
-    """python/build_torchcall.py's module for the torch this Python finds, in `staging`, or None."""
+    """python/csrc/build_torchcall.py's module for the torch this Python finds, in `staging`, or None."""
     if _setting(config_settings, "torchcall", "GPUPEER_TORCHCALL") == "0":
         return None
     if importlib.util.find_spec("torch") is None:
         log("no torch for %s: no gpupeer._torchcall (torch tensors are read through _fastcall)" % sys.executable)
         return None
-    if _run([sys.executable, os.path.join(ROOT, "python", "build_torchcall.py"), "--out", staging]) != 0:
+    if _run([sys.executable, os.path.join(ROOT, "python", "csrc", "build_torchcall.py"), "--out", staging]) != 0:
         log("no gpupeer._torchcall (above): torch tensors are read through _fastcall")
         return None
     return os.path.join(staging, "_torchcall" + sysconfig.get_config_var("EXT_SUFFIX"))

@@ -10,78 +10,25 @@ import ctypes
 import glob
 import os
 
-from . import errors
+from . import _c_api, errors
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _NAME = "libgpupeer_c.so"
 
-c_int, c_size_t, c_void_p, c_char_p = ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_char_p
+ALL_GATHER_FN = _c_api.gpupeer_all_gather_fn
 
-ALL_GATHER_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
+# Every function of c_api.h with its ctypes types (_c_api.py, generated from the header). Those
+# named here may be missing from a library build: a call of one says so (rank.py's _require).
+_SIGNATURES = _c_api.SIGNATURES
+_OPTIONAL = frozenset((
+    "gpupeer_get_unique_id", "gpupeer_rank_comm_init", "gpupeer_rank_comm_init_all_gather",
+    "gpupeer_rank_comm_destroy", "gpupeer_rank_comm_rank", "gpupeer_rank_comm_ranks", "gpupeer_rank_comm_device",
+    "gpupeer_rank_comm_transport", "gpupeer_rank_comm_run", "gpupeer_rank_comm_send", "gpupeer_rank_comm_recv",
+    "gpupeer_rank_comm_group_start", "gpupeer_rank_comm_group_end", "gpupeer_rank_comm_check_error",
+    "gpupeer_rank_comm_abort", "gpupeer_rank_comm_register_buffer", "gpupeer_rank_comm_deregister_buffer",
+    "gpupeer_snapshot_text", "gpupeer_report"))
 
-# name: (restype, argtypes). Functions a library build may lack are in _OPTIONAL.
-_SIGNATURES = {
-    "gpupeer_error_code": (c_int, [c_void_p]),
-    "gpupeer_error_message": (c_char_p, [c_void_p]),
-    "gpupeer_error_text": (c_char_p, [c_void_p]),
-    "gpupeer_error_api_name": (c_char_p, [c_void_p]),
-    "gpupeer_error_api_text": (c_char_p, [c_void_p]),
-    "gpupeer_error_kb_id": (c_char_p, [c_void_p]),
-    "gpupeer_error_call": (c_char_p, [c_void_p]),
-    "gpupeer_error_location": (c_char_p, [c_void_p]),
-    "gpupeer_error_free": (None, [c_void_p]),
-    "gpupeer_string_free": (None, [c_void_p]),
-    "gpupeer_c_api_version": (c_int, []),
-    "gpupeer_version": (c_char_p, []),
-    "gpupeer_snapshot_json": (c_int, [c_char_p, c_char_p, c_void_p, c_void_p]),
-    "gpupeer_topology": (c_int, [c_char_p, c_char_p, c_int, c_void_p, c_void_p]),
-    "gpupeer_check": (c_int, [c_void_p, c_int, c_size_t, c_int, c_void_p, c_void_p, c_void_p]),
-    "gpupeer_doctor": (c_int, [c_char_p, c_char_p, c_int, c_int, c_void_p, c_void_p, c_void_p]),
-    "gpupeer_explain": (c_int, [c_char_p, c_char_p, c_void_p, c_int, c_size_t, c_int, c_void_p, c_void_p, c_void_p]),
-    "gpupeer_pointer_device": (c_int, [c_void_p, c_void_p, c_void_p]),
-    "gpupeer_comm_create": (c_int, [c_void_p, c_int, c_void_p, c_void_p]),
-    "gpupeer_comm_destroy": (None, [c_void_p]),
-    "gpupeer_comm_ranks": (c_int, [c_void_p]),
-    "gpupeer_comm_device": (c_int, [c_void_p, c_int]),
-    "gpupeer_comm_transport": (c_char_p, [c_void_p]),
-    "gpupeer_comm_run": (
-        c_int,
-        [c_void_p, c_int, c_void_p, c_void_p, c_size_t, c_int, c_int, c_int, c_void_p, c_void_p],
-    ),
-    "gpupeer_comm_check_barriers": (c_int, [c_void_p, c_void_p]),
-}
-_OPTIONAL = {
-    "gpupeer_get_unique_id": (c_int, [c_void_p, c_void_p]),
-    "gpupeer_rank_comm_init": (c_int, [c_int, c_void_p, c_int, c_int, c_int, c_void_p, c_void_p]),
-    "gpupeer_rank_comm_init_all_gather": (
-        c_int,
-        [c_int, c_int, ALL_GATHER_FN, c_void_p, c_int, c_int, c_void_p, c_void_p],
-    ),
-    "gpupeer_rank_comm_destroy": (None, [c_void_p]),
-    "gpupeer_rank_comm_rank": (c_int, [c_void_p]),
-    "gpupeer_rank_comm_ranks": (c_int, [c_void_p]),
-    "gpupeer_rank_comm_device": (c_int, [c_void_p]),
-    "gpupeer_rank_comm_transport": (c_char_p, [c_void_p]),
-    "gpupeer_rank_comm_run": (
-        c_int,
-        [c_void_p, c_int, c_void_p, c_void_p, c_size_t, c_int, c_int, c_int, c_void_p, c_void_p],
-    ),
-    "gpupeer_rank_comm_send": (c_int, [c_void_p, c_void_p, c_size_t, c_int, c_int, c_void_p, c_void_p]),
-    "gpupeer_rank_comm_recv": (c_int, [c_void_p, c_void_p, c_size_t, c_int, c_int, c_void_p, c_void_p]),
-    "gpupeer_rank_comm_group_start": (c_int, [c_void_p, c_void_p]),
-    "gpupeer_rank_comm_group_end": (c_int, [c_void_p, c_void_p]),
-    "gpupeer_rank_comm_check_error": (c_int, [c_void_p, c_void_p]),
-    "gpupeer_rank_comm_abort": (None, [c_void_p]),
-    "gpupeer_rank_comm_register_buffer": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
-    "gpupeer_rank_comm_deregister_buffer": (c_int, [c_void_p, c_void_p, c_void_p]),
-    "gpupeer_snapshot_text": (c_int, [c_char_p, c_char_p, c_void_p, c_void_p]),
-    "gpupeer_report": (
-        c_int,
-        [c_char_p, c_char_p, c_void_p, c_int, c_char_p, c_char_p, c_void_p, c_void_p, c_void_p, c_void_p],
-    ),
-}
-
-EXPECTED_C_API_VERSION = 1
+EXPECTED_C_API_VERSION = _c_api.GPUPEER_C_API_VERSION
 
 
 def candidates():
@@ -121,15 +68,14 @@ def _load():
                 % (_NAME, ", ".join(tried))
             )
         lib = _open(path)
-    for table, required in ((_SIGNATURES, True), (_OPTIONAL, False)):
-        for name, (restype, argtypes) in table.items():
-            try:
-                fn = getattr(lib, name)
-            except AttributeError:
-                if required:
-                    raise ImportError("gpupeer: %s lacks %s: rebuild it" % (path, name)) from None
-                continue
-            fn.restype, fn.argtypes = restype, argtypes
+    for name, (restype, argtypes) in _SIGNATURES.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            if name not in _OPTIONAL:
+                raise ImportError("gpupeer: %s lacks %s: rebuild it" % (path, name)) from None
+            continue
+        fn.restype, fn.argtypes = restype, argtypes
     if lib.gpupeer_c_api_version() != EXPECTED_C_API_VERSION:
         raise ImportError(
             "gpupeer: %s has C API version %d, this package expects %d"
@@ -160,7 +106,7 @@ def load_beside_library(name, file_name, library_path=None):
     return module, path, None
 
 
-# gpupeer._fastcall (python/fastcall.cpp), or None: the eager call then goes through ctypes.
+# gpupeer._fastcall (python/csrc/fastcall.cpp), or None: the eager call then goes through ctypes.
 _fastcall = None if os.environ.get("GPUPEER_NO_FASTCALL") else load_beside_library("_fastcall", "_fastcall.abi3.so")[0]
 
 
@@ -176,7 +122,7 @@ def run_entry(name):
     function = getattr(lib, name)
     if _fastcall is None:
         return _through_ctypes, function
-    return _fastcall.run10, ctypes.cast(function, c_void_p).value
+    return _fastcall.run10, ctypes.cast(function, ctypes.c_void_p).value
 
 
 def has(name):
@@ -215,7 +161,7 @@ class ErrorSlot:
     __slots__ = ("cell", "address")
 
     def __init__(self):
-        self.cell = c_void_p()
+        self.cell = ctypes.c_void_p()
         self.address = ctypes.addressof(self.cell)
 
     def raise_for(self, code):
@@ -227,7 +173,7 @@ def call_for_string(fn, *args, extra=None):
     """Calls a C API function whose last arguments are (char** out, [extra output,]
     gpupeer_error**) and returns the string it produced, or raises its error. `extra` is a
     ctypes object for the output between them."""
-    out, err = c_void_p(), c_void_p()
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
     tail = (ctypes.addressof(out),) + ((ctypes.addressof(extra),) if extra is not None else ())
     code = fn(*args, *tail, ctypes.addressof(err))
     if code != 0:

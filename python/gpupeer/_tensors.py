@@ -10,15 +10,19 @@ import ctypes
 import os
 import sys
 
-from . import errors
+from . import _c_api, errors
 from ._lib import _fastcall, lib, load_beside_library
 from ._torch_build import torch_build_id
 
 # c_api.h's element types.
-FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT32, INT64, FLOAT8_E4M3, FLOAT8_E5M2 = range(10)
-TYPE_NAMES = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64",
-              "float8_e4m3fn", "float8_e5m2"]
-ELEMENT_BYTES = [4, 2, 2, 8, 1, 1, 4, 8, 1, 1]
+FLOAT32, FLOAT16, BFLOAT16, FLOAT64 = (_c_api.GPUPEER_FLOAT32, _c_api.GPUPEER_FLOAT16, _c_api.GPUPEER_BFLOAT16,
+                                       _c_api.GPUPEER_FLOAT64)
+INT8, UINT8, INT32, INT64 = _c_api.GPUPEER_INT8, _c_api.GPUPEER_UINT8, _c_api.GPUPEER_INT32, _c_api.GPUPEER_INT64
+FLOAT8_E4M3, FLOAT8_E5M2 = _c_api.GPUPEER_FLOAT8_E4M3, _c_api.GPUPEER_FLOAT8_E5M2
+TYPE_NAMES = {FLOAT32: "float32", FLOAT16: "float16", BFLOAT16: "bfloat16", FLOAT64: "float64", INT8: "int8",
+              UINT8: "uint8", INT32: "int32", INT64: "int64", FLOAT8_E4M3: "float8_e4m3fn", FLOAT8_E5M2: "float8_e5m2"}
+ELEMENT_BYTES = {FLOAT32: 4, FLOAT16: 2, BFLOAT16: 2, FLOAT64: 8, INT8: 1, UINT8: 1, INT32: 4, INT64: 8,
+                 FLOAT8_E4M3: 1, FLOAT8_E5M2: 1}
 
 # __cuda_array_interface__ typestr (numpy's); bfloat16 and fp8 have none, they come by DLPack.
 _TYPESTRS = {"<f4": FLOAT32, "<f2": FLOAT16, "<f8": FLOAT64, "|i1": INT8, "|u1": UINT8, "<i4": INT32,
@@ -72,7 +76,7 @@ def _from_torch(x, name):
     if not x.is_cuda:
         raise errors.ArgumentTypeError("%s: a CUDA tensor is needed, this one is on %s" % (name, x.device))
     if code is None:
-        raise errors.ArgumentTypeError("%s: element type %s is not supported (%s)" % (name, x.dtype, ", ".join(TYPE_NAMES)))
+        raise errors.ArgumentTypeError("%s: element type %s is not supported (%s)" % (name, x.dtype, ", ".join(TYPE_NAMES.values())))
     if not x.is_contiguous():
         raise errors.InvalidArgumentError("%s: not contiguous (strides %s); pass x.contiguous()" % (name, x.stride()))
     return x.data_ptr(), x.numel(), code, x.get_device(), _torch_stream
@@ -80,8 +84,8 @@ def _from_torch(x, name):
 
 def torch_fast_module():
     """The module that makes eager calls on torch tensors read in C, set up for the torch this
-    process loaded: gpupeer._torchcall (python/torchcall.cpp, at::Tensor read in C++) where it
-    was built for this very torch, else gpupeer._fastcall (python/fastcall.cpp, torch's methods
+    process loaded: gpupeer._torchcall (python/csrc/torchcall.cpp, at::Tensor read in C++) where it
+    was built for this very torch, else gpupeer._fastcall (python/csrc/fastcall.cpp, torch's methods
     called from C). Both have torch_run (one tensor: RankCommunicator) and torch_run_many (a
     tensor per rank: Communicator). None: torch is not loaded (yet), or neither module is
     there, or torch's raw current-stream function is missing. torch_call_path says which."""
@@ -119,7 +123,7 @@ torch_call_path = "python"  # or "_torchcall", "_fastcall": how torch tensors re
 
 
 def _load_torchcall(torch):
-    """gpupeer._torchcall from beside the library where python/build_torchcall.py built it for
+    """gpupeer._torchcall from beside the library where python/csrc/build_torchcall.py built it for
     this torch (its version and git revision), else None (torch_call_skipped says why)."""
     global torch_call_skipped
     import sysconfig
@@ -131,7 +135,7 @@ def _load_torchcall(torch):
     module, path, error = load_beside_library("_torchcall", file_name, lib.path)
     if module is None:
         torch_call_skipped = ("%s does not import: %s" % (path, error) if error else
-                              "not built: python3 python/build_torchcall.py makes %s" % path)
+                              "not built: python3 python/csrc/build_torchcall.py makes %s" % path)
         return None
     want = torch_build_id(torch)
     if getattr(module, "torch_build", None) != want:
@@ -269,14 +273,3 @@ def stream_handle(stream, buf):
     if hasattr(stream, "__cuda_stream__"):
         return stream.__cuda_stream__()[1]
     raise errors.ArgumentTypeError("stream: an int handle or a CUDA stream object, not %s" % type(stream).__name__)
-
-
-def check_like(buf, ref, name, count):
-    """`buf` has `ref`'s element type and GPU, and `count` elements."""
-    if buf[DTYPE] != ref[DTYPE]:
-        raise errors.ArgumentTypeError("%s: element type %s differs from the input's %s"
-                                       % (name, TYPE_NAMES[buf[DTYPE]], TYPE_NAMES[ref[DTYPE]]))
-    if buf[DEVICE] != ref[DEVICE]:
-        raise errors.InvalidArgumentError("%s: on GPU %d, the input on GPU %d" % (name, buf[DEVICE], ref[DEVICE]))
-    if buf[COUNT] != count:
-        raise errors.InvalidArgumentError("%s: %d elements, %d expected" % (name, buf[COUNT], count))

@@ -1,4 +1,4 @@
-"""What ties gpupeer._torchcall to one torch build (python/build_torchcall.py writes it into the
+"""What ties gpupeer._torchcall to one torch build (python/csrc/build_torchcall.py writes it into the
 module, _tensors compares it with the torch in the process). No imports: the build script loads
 this file by its path, without the package and its library."""
 

@@ -9,10 +9,10 @@ import ctypes
 from . import _lib, _ops, errors
 from . import _tensors as tensors
 from ._lib import lib
-from ._tensors import COUNT, DEVICE, DTYPE, PTR, buffer
+from ._collective_path import TENSOR_PER_RANK, checked_buffers, run_in_c
+from ._tensors import DTYPE, PTR
 
 _call, _RUN = _lib.run_entry("gpupeer_comm_run")
-_torch_run_many = None  # torch_run_many of _tensors.torch_fast_module() once a communicator set it up
 
 
 class Communicator:
@@ -48,18 +48,17 @@ class Communicator:
     def __repr__(self):
         return "<gpupeer.Communicator on GPUs %s: %s>" % (self.devices, self.transport)
 
-    # What the eager call on torch tensors in C (_torch_run_many) needs of this communicator:
+    # The eager call on torch tensors in C: (torch_run_many, its state for this communicator);
     # None until its first call, False where it cannot be had.
     _fast = None
 
     def _torch_runner(self):
         # Decided once per communicator, at its first call (as RankCommunicator's).
-        global _torch_run_many
         module = tensors.torch_fast_module()
         if module is None or not isinstance(_RUN, int) or not self._handle:
             return False
-        _torch_run_many = module.torch_run_many
-        return (_RUN, self._handle, tuple(self.devices), self._err.address)
+        return module.torch_run_many, (_RUN, _ops.ELEMENTS_FUNCTION, self._handle, tuple(self.devices),
+                                       self._err.address)
 
     def _per_rank(self, values, name):
         if not isinstance(values, (list, tuple)) or len(values) != self.world_size:
@@ -67,55 +66,31 @@ class Communicator:
         return values
 
     def _collective(self, op, inputs, outputs, redop, root, streams):
-        # Torch tensors on the current streams go through C; what that declines (None) comes
-        # here, where every error is worded.
-        fast = self._fast
-        if fast is None:
-            fast = self._fast = self._torch_runner()
-        if fast and streams is None:
-            code = _torch_run_many(fast, op, inputs, outputs, redop, root)
-            if code is not None:
-                if code != 0:
-                    self._err.raise_for(code)
-                return inputs if outputs is None else outputs
+        # Torch tensors on the current streams go through C; what that declines (None), and
+        # every other array, goes through the checks both communicators share, where every
+        # error is worded.
+        if streams is None:
+            result = run_in_c(self, op, inputs, outputs, redop, root)
+            if result is not None:
+                return result
         if not self._handle:
             raise errors.InvalidArgumentError("comm: this communicator was destroyed")
         inputs = self._per_rank(inputs, "tensors")
-        sends = [buffer(x, "tensors[%d]" % i) for i, x in enumerate(inputs)]
-        first = sends[0]
-        for i, buf in enumerate(sends):
-            if buf[DEVICE] != self.devices[i]:
-                raise errors.InvalidArgumentError(
-                    "tensors[%d]: on GPU %d, rank %d is GPU %d" % (i, buf[DEVICE], i, self.devices[i]))
-            if buf[DTYPE] != first[DTYPE] or buf[COUNT] != first[COUNT]:
-                raise errors.InvalidArgumentError("tensors[%d]: %d elements of %s, tensors[0] has %d of %s" % (
-                    i, buf[COUNT], tensors.TYPE_NAMES[buf[DTYPE]], first[COUNT], tensors.TYPE_NAMES[first[DTYPE]]))
-        count, out_count = _ops.counts(op, first[COUNT], self.world_size, "tensors[0]")
-        if outputs is None:
-            if op not in _ops.IN_PLACE_BY_DEFAULT:
-                raise errors.InvalidArgumentError("outs: %s needs output tensors" % _ops.OP_NAMES[op])
-            outputs, recvs = inputs, sends
-        else:
+        if outputs is not None:
             outputs = self._per_rank(outputs, "outs")
-            recvs = []
-            for i, x in enumerate(outputs):
-                if x is None and op == _ops.REDUCE and i != root:
-                    recvs.append(None)
-                    continue
-                buf = buffer(x, "outs[%d]" % i)
-                tensors.check_like(buf, sends[i], "outs[%d]" % i, out_count)
-                recvs.append(buf)
+        sends, recvs, count = checked_buffers(op, inputs, outputs, root, self.world_size, self.devices,
+                                              TENSOR_PER_RANK)
         if streams is not None:
             streams = self._per_rank(streams, "streams")
         for i in range(self.world_size):
             self._send[i] = sends[i][PTR]
             self._recv[i] = recvs[i][PTR] if recvs[i] is not None else None
             self._streams[i] = tensors.stream_handle(None if streams is None else streams[i], sends[i])
-        code = _call(_RUN, self._handle, op, self._addresses[0], self._addresses[1], count, first[DTYPE], redop, root,
+        code = _call(_RUN, self._handle, op, self._addresses[0], self._addresses[1], count, sends[0][DTYPE], redop, root,
                      self._addresses[2], self._err.address)
         if code != 0:
             self._err.raise_for(code)
-        return outputs
+        return inputs if outputs is None else outputs
 
     def all_reduce(self, tensors, outs=None, op="sum", streams=None):
         """outs[r] (default: tensors[r], in place) = the reduction of every rank's tensor."""

@@ -10,10 +10,10 @@ import ctypes
 import json
 import os
 
-from . import _lib, errors
+from . import _c_api, _lib, errors
 from ._lib import lib
 
-JSON, TEXT = 0, 1  # c_api.h's GPUPEER_FORMAT_*
+JSON, TEXT = _c_api.GPUPEER_FORMAT_JSON, _c_api.GPUPEER_FORMAT_TEXT
 
 
 def _source(snapshot):
@@ -93,20 +93,20 @@ def check(devices=None, size_mib=32):
     return json.loads(render_check(devices, size_mib, JSON)[0])
 
 
-SEVERITIES = ("info", "warning", "error")
 NO_GPU = "no GPU"  # render_doctor's second value for a snapshot without GPUs
-_DOCTOR_NO_GPU = -2  # c_api.h's GPUPEER_DOCTOR_NO_GPU
+# gpupeer_doctor's *worst as render_doctor gives it.
+_WORST = {_c_api.GPUPEER_DOCTOR_NO_GPU: NO_GPU, _c_api.GPUPEER_DOCTOR_NO_FINDING: None,
+          _c_api.GPUPEER_SEVERITY_INFO: "info", _c_api.GPUPEER_SEVERITY_WARNING: "warning",
+          _c_api.GPUPEER_SEVERITY_ERROR: "error"}
 
 
 def render_doctor(snapshot=None, gpu_actions=True, format=TEXT):
     """(document, worst severity: None, "info", "warning" or "error"; NO_GPU when the snapshot
     has no GPU and no error was found, as the CLI then exits 3)."""
     path, text = _source(snapshot)
-    worst = ctypes.c_int(-1)
+    worst = ctypes.c_int(_c_api.GPUPEER_DOCTOR_NO_FINDING)
     document = _lib.call_for_string(lib.gpupeer_doctor, path, text, 1 if gpu_actions else 0, format, extra=worst)
-    if worst.value == _DOCTOR_NO_GPU:
-        return document, NO_GPU
-    return document, (SEVERITIES[worst.value] if worst.value >= 0 else None)
+    return document, _WORST[worst.value]
 
 
 def doctor(snapshot=None, gpu_actions=True):

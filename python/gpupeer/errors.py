@@ -6,6 +6,8 @@ where in gpupeer it failed. Classes for bad arguments also derive from ValueErro
 TypeError, so ``except ValueError`` works as Python users expect.
 """
 
+from . import _c_api
+
 
 class GpupeerError(Exception):
     """A gpupeer failure.
@@ -16,7 +18,7 @@ class GpupeerError(Exception):
     ``location`` (file:line in gpupeer), ``text`` (the whole one-line description).
     """
 
-    code = 11
+    code = _c_api.GPUPEER_INTERNAL
     code_name = "internal"
 
     def __init__(self, message, *, api_error="", api_error_text="", kb_id="", call="", location="", text=""):
@@ -31,57 +33,57 @@ class GpupeerError(Exception):
 
 
 class InvalidArgumentError(GpupeerError, ValueError):
-    code, code_name = 1, "invalid-argument"
+    code, code_name = _c_api.GPUPEER_INVALID_ARGUMENT, "invalid-argument"
 
 
 class ArgumentTypeError(GpupeerError, TypeError):
     """An argument of the wrong kind (not a tensor, a CPU tensor where a GPU one is needed)."""
 
-    code, code_name = 1, "invalid-argument"
+    code, code_name = _c_api.GPUPEER_INVALID_ARGUMENT, "invalid-argument"
 
 
 class NotFoundError(GpupeerError, LookupError):
-    code, code_name = 2, "not-found"
+    code, code_name = _c_api.GPUPEER_NOT_FOUND, "not-found"
 
 
 class ParseError(GpupeerError, ValueError):
-    code, code_name = 3, "parse"
+    code, code_name = _c_api.GPUPEER_PARSE, "parse"
 
 
 class UnsupportedError(GpupeerError):
     """The machine cannot do this (no GPU, no P2P): not a failure of gpupeer."""
 
-    code, code_name = 4, "unsupported"
+    code, code_name = _c_api.GPUPEER_UNSUPPORTED, "unsupported"
 
 
 class CudaError(GpupeerError):
-    code, code_name = 5, "cuda"
+    code, code_name = _c_api.GPUPEER_CUDA, "cuda"
 
 
 class NvmlError(GpupeerError):
-    code, code_name = 6, "nvml"
+    code, code_name = _c_api.GPUPEER_NVML, "nvml"
 
 
 class NcclError(GpupeerError):
-    code, code_name = 7, "nccl"
+    code, code_name = _c_api.GPUPEER_NCCL, "nccl"
 
 
 class SystemCallError(GpupeerError, OSError):
-    code, code_name = 8, "system"
+    code, code_name = _c_api.GPUPEER_SYSTEM, "system"
 
 
 class DataMismatchError(GpupeerError):
-    code, code_name = 9, "data-mismatch"
+    code, code_name = _c_api.GPUPEER_DATA_MISMATCH, "data-mismatch"
 
 
 class CommTimeoutError(GpupeerError, TimeoutError):
     """A bounded wait ran out: a rank did not arrive (the message names it)."""
 
-    code, code_name = 10, "timeout"
+    code, code_name = _c_api.GPUPEER_TIMEOUT, "timeout"
 
 
 class InternalError(GpupeerError):
-    code, code_name = 11, "internal"
+    code, code_name = _c_api.GPUPEER_INTERNAL, "internal"
 
 
 BY_CODE = {

@@ -3,16 +3,15 @@
 import ctypes
 import sys
 
-from . import _lib, _ops, errors
+from . import _c_api, _lib, _ops, errors
 from . import _tensors as tensors
 from ._lib import lib
-from ._ops import IN_PLACE_BY_DEFAULT, counts
+from ._collective_path import ONE_RANK, checked_buffers, run_in_c
 from ._tensors import COUNT, CURRENT_STREAM, DEVICE, DTYPE, PTR, buffer
 
-UNIQUE_ID_BYTES = 128
+UNIQUE_ID_BYTES = _c_api.GPUPEER_UNIQUE_ID_BYTES
 _REDOPS = _ops.REDOPS
 _call, _RUN = _lib.run_entry("gpupeer_rank_comm_run")
-_torch_run = None  # torch_run of _tensors.torch_fast_module() once a communicator set it up (_fast)
 
 
 def _require(name):
@@ -110,7 +109,7 @@ class RankCommunicator:
     synchronisation between them, and can be captured in a CUDA graph. One thread at a time.
     """
 
-    # What the eager call on torch tensors in C (_torch_run) needs of this communicator: None
+    # The eager call on torch tensors in C: (torch_run, its state for this communicator); None
     # until its first call, False where it cannot be had.
     _fast = None
 
@@ -140,45 +139,31 @@ class RankCommunicator:
     def _torch_runner(self):
         # Decided once per communicator, at its first call: one made before torch was imported
         # reads torch tensors in Python.
-        global _torch_run
         module = tensors.torch_fast_module()
         if module is None or not isinstance(_RUN, int) or not self._handle:
             return False
-        _torch_run = module.torch_run
-        return (_RUN, self._handle, self.device, self.world_size, self._err.address)
+        return module.torch_run, (_RUN, _ops.ELEMENTS_FUNCTION, self._handle, self.device, self.world_size,
+                                  self._err.address)
 
     def _collective(self, op, tensor, out, redop, root, stream):
-        # The eager path: kept flat, since every step here is paid on every call. Torch tensors
-        # on the current stream go through C; what that declines (None) comes here, where every
-        # error is worded.
-        fast = self._fast
-        if fast is None:
-            fast = self._fast = self._torch_runner()
-        if fast and stream is None:
-            code = _torch_run(fast, op, tensor, out, redop, root)
-            if code is not None:
-                if code != 0:
-                    self._err.raise_for(code)
-                return tensor if out is None else out
-        send = buffer(tensor, "tensor")
-        if send[DEVICE] != self.device:
-            self._buffer(tensor, "tensor")  # raises, naming the GPUs
-        count, out_count = counts(op, send[COUNT], self.world_size)
-        if out is None:
-            if op not in IN_PLACE_BY_DEFAULT:
-                raise errors.InvalidArgumentError("out: %s needs an output tensor" % _ops.OP_NAMES[op])
-            recv, result = send[PTR], tensor
-        else:
-            out_buf = self._buffer(out, "out")
-            tensors.check_like(out_buf, send, "out", out_count)
-            recv, result = out_buf[PTR], out
+        # Torch tensors on the current stream go through C; what C declines (None), and every
+        # other array, goes through the checks both communicators share, where every error is
+        # worded.
+        if stream is None:
+            result = run_in_c(self, op, tensor, out, redop, root)
+            if result is not None:
+                return result
+        sends, recvs, count = checked_buffers(op, (tensor,), None if out is None else (out,), root, self.world_size,
+                                              (self.device,), ONE_RANK)
+        send = sends[0]
         stream = send[CURRENT_STREAM](send[DEVICE]) if stream is None else tensors.stream_handle(stream, send)
         if not self._handle:
             self._live()
-        code = _call(_RUN, self._handle, op, send[PTR], recv, count, send[DTYPE], redop, root, stream, self._err.address)
+        code = _call(_RUN, self._handle, op, send[PTR], recvs[0][PTR], count, send[DTYPE], redop, root, stream,
+                     self._err.address)
         if code != 0:
             self._err.raise_for(code)
-        return result
+        return tensor if out is None else out
 
     def all_reduce(self, tensor, out=None, op="sum", stream=None):
         """out (default: tensor, in place) = the reduction of every rank's tensor."""
@@ -186,7 +171,7 @@ class RankCommunicator:
         # frame less on every call.
         fast = self._fast
         if fast and stream is None and op == "sum":
-            code = _torch_run(fast, _ops.ALL_REDUCE, tensor, out, 0, 0)
+            code = fast[0](fast[1], _ops.ALL_REDUCE, tensor, out, 0, 0)
             if code == 0:
                 return tensor if out is None else out
             if code is not None:

@@ -1,5 +1,5 @@
 """A C function with gpupeer_rank_comm_run's signature that records its arguments: what the C
-paths into the library (python/fastcall.cpp, python/torchcall.cpp) hand over, seen from C."""
+paths into the library (python/csrc/fastcall.cpp, python/csrc/torchcall.cpp) hand over, seen from C."""
 
 import ctypes
 import subprocess
@@ -20,6 +20,17 @@ int gpupeer_rank_comm_run(void* c, int op, const void* s, void* r, unsigned long
   ++calls;
   return answer;
 }
+/* gpupeer_collective_elements with a rule set by the test: every operation sends and receives
+   these many elements per element of count. */
+static unsigned long send_per_count = 1, recv_per_count = 1;
+void set_elements_per_count(int send, int recv) { send_per_count = send, recv_per_count = recv; }
+int gpupeer_collective_elements(int op, unsigned long count, int ranks, unsigned long* in, unsigned long* out,
+                                void* error) {
+  (void)op, (void)ranks, (void)error;
+  *in = send_per_count * count;
+  *out = recv_per_count * count;
+  return 0;
+}
 /* gpupeer_comm_run takes arrays of one entry per rank: send, recv, streams. */
 static long long lists[3][8];
 static int list_ranks;
@@ -39,7 +50,7 @@ def build_recorder(folder):
     """The recorder compiled into `folder` and loaded; the test is skipped without a C compiler.
     recorded() -> the last call's ten arguments, recorded_calls(), set_answer(code); through
     gpupeer_comm_run also recorded_lists() -> its three arrays, 8 entries each, of which it reads
-    set_list_ranks(n)."""
+    set_list_ranks(n); gpupeer_collective_elements answers by set_elements_per_count(send, recv)."""
     source, library = folder / "recorder.c", folder / "librecorder.so"
     source.write_text(SOURCE)
     try:

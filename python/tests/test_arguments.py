@@ -6,7 +6,7 @@ import pytest
 
 import gpupeer
 from fake_arrays import FakeCudaArray, detached_rank_comm
-from gpupeer import _tensors
+from gpupeer import _lib, _ops, _tensors
 
 DESTROYED = "this communicator was destroyed"
 
@@ -60,6 +60,23 @@ def test_chunked_operations_need_divisible_inputs():
         detached_rank_comm().reduce_scatter(FakeCudaArray(5), FakeCudaArray(2))
     with pytest.raises(ValueError, match="all_to_all"):
         detached_rank_comm(world_size=4).all_to_all(FakeCudaArray(6), FakeCudaArray(6))
+
+
+def test_element_counts_are_the_librarys():
+    # (count the library takes, output elements) of 12 input elements over 4 ranks.
+    expected = {_ops.ALL_REDUCE: (12, 12), _ops.ALL_GATHER: (12, 48), _ops.REDUCE_SCATTER: (3, 3),
+                _ops.BROADCAST: (12, 12), _ops.REDUCE: (12, 12), _ops.ALL_TO_ALL: (3, 12), _ops.SEND_RECV: (12, 12)}
+    assert sorted(expected) == sorted(_ops.OP_NAMES)
+    for op, answer in expected.items():
+        assert _ops.counts(op, 12, 4) == answer, _ops.OP_NAMES[op]
+    with pytest.raises(gpupeer.InvalidArgumentError, match="op: 7 is not a collective operation"):
+        _ops.counts(7, 12, 4)
+    with pytest.raises(gpupeer.InvalidArgumentError, match="ranks: 0"):
+        _ops.counts(_ops.ALL_REDUCE, 12, 0)
+
+
+def test_functions_a_build_may_lack_are_functions_of_the_header():
+    assert _lib._OPTIONAL <= set(_lib._SIGNATURES)
 
 
 def test_reduction_operators_are_checked():

@@ -1,5 +1,5 @@
-"""The eager call on torch tensors read in C (python/fastcall.cpp's torch_run, and the checks it
-shares with python/torchcall.cpp in tensor_call.hpp), against a stand-in
+"""The eager call on torch tensors read in C (python/csrc/fastcall.cpp's torch_run, and the checks it
+shares with python/csrc/torchcall.cpp in tensor_call.hpp), against a stand-in
 torch module and a C function that records what it was called with: every argument reaches C as
 the Python path would pass it, and every call it declines is answered by the Python path's
 error."""
@@ -13,7 +13,7 @@ import pytest
 import gpupeer
 from fake_arrays import detached_rank_comm
 from recorder import address, build_recorder
-from gpupeer import _lib, _tensors, communicator, rank
+from gpupeer import _lib, _ops, _tensors, communicator, rank
 
 if _lib._fastcall is None or not hasattr(_lib._fastcall, "torch_run"):
     pytest.skip("gpupeer._fastcall is not built (CPython headers missing)", allow_module_level=True)
@@ -135,6 +135,22 @@ def test_what_c_declines_gets_the_python_paths_error_and_nothing_is_called(recor
     assert recorder.recorded_calls() == 0
 
 
+def test_the_counts_in_c_are_the_library_rules(recorder, monkeypatch):
+    # A rule unlike any operation's (3 elements sent and 2 received per element of count): the
+    # call below reaches C with these counts only if C asks the function the state carries.
+    recorder.set_elements_per_count(3, 2)
+    monkeypatch.setattr(_ops, "ELEMENTS_FUNCTION", address(recorder, "gpupeer_collective_elements"))
+    comm = live_comm()
+    x, out = Tensor(6, ptr=0x10000), Tensor(4, ptr=0x20000)
+    assert comm.all_reduce(x, out) is out
+    assert recorder.recorded_calls() == 1 and call_of(recorder)[2:5] == [0x10000, 0x20000, 2]
+    # 7 does not split into chunks of 3: C declines, and the Python path's rule (the library's
+    # own) finds 4 elements where all_reduce writes 7.
+    with pytest.raises(gpupeer.InvalidArgumentError, match="out: 4 elements, 7 expected"):
+        comm.all_reduce(Tensor(7), out)
+    assert recorder.recorded_calls() == 1
+
+
 def test_an_explicit_stream_and_a_destroyed_communicator_take_the_python_path(recorder):
     comm = live_comm()
     x = Tensor(4)
@@ -159,7 +175,7 @@ def test_setup_refuses_wrong_arguments():
         _lib._fastcall.setup_torch(object, {}, len)
     with pytest.raises(TypeError, match="torch_run\\(state"):
         _lib._fastcall.torch_run(1, 2)
-    with pytest.raises(TypeError, match="state: 5-tuple"):
+    with pytest.raises(TypeError, match="state: 6-tuple"):
         _lib._fastcall.torch_run((1, 2), 0, None, None, 0, 0)
 
 

@@ -48,7 +48,7 @@ def build_stand_in(path, torch_build):
 
 def test_not_built_says_how_to_build_it(beside_library):
     assert _tensors._load_torchcall(TORCH) is None
-    assert "python3 python/build_torchcall.py makes " + str(beside_library) in _tensors.torch_call_skipped
+    assert "python3 python/csrc/build_torchcall.py makes " + str(beside_library) in _tensors.torch_call_skipped
 
 
 def test_built_for_this_torch_is_taken(beside_library):

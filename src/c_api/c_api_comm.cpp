@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "c_api_enums.hpp"
 #include "c_api_error.hpp"
 #include "cuda/cuda_status.hpp"
 #include "gpupeer/communicator.hpp"

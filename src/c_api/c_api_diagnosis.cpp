@@ -155,7 +155,7 @@ int gpupeer_doctor(const char* snapshot_path, const char* snapshot_json, int gpu
     if (probed && !measure) report.notRun = {"GPU actions (--no-gpu-actions)"};
     if (worst) {
       // doctorExitCode decides the order (an error first, then no GPU, then the worst severity).
-      const int severity = report.findings.empty() ? -1 : static_cast<int>(report.worst());
+      const int severity = report.findings.empty() ? GPUPEER_DOCTOR_NO_FINDING : static_cast<int>(report.worst());
       *worst = doctorExitCode(s.value(), report) == 3 ? GPUPEER_DOCTOR_NO_GPU : severity;
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,8 +1,6 @@
 // The error record of the C API and the conversions every entry shares.
 #include "c_api_error.hpp"
 
-#include <fmt/format.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -43,24 +41,6 @@ int giveString(const std::string& text, char** out, gpupeer_error** error) {
 }
 
 Status nullComm() { return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "comm: the communicator is null (destroyed?)"); }
-
-Result<CollOp> collOpFromC(int op) {
-  if (op < GPUPEER_ALL_REDUCE || op > GPUPEER_SEND_RECV)
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("op: {} is not a collective operation", op));
-  return static_cast<CollOp>(op);
-}
-
-Result<DataType> dataTypeFromC(int type) {
-  if (type < GPUPEER_FLOAT32 || type > GPUPEER_FLOAT8_E5M2)
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("type: {} is not a data type", type));
-  return static_cast<DataType>(type);
-}
-
-Result<RedOp> redOpFromC(int op) {
-  if (op < GPUPEER_SUM || op > GPUPEER_AVG)
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("redop: {} is not a reduction operator", op));
-  return static_cast<RedOp>(op);
-}
 
 }  // namespace gpupeer::capi
 

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "gpupeer/c_api.h"
-#include "gpupeer/collective_types.hpp"
 #include "gpupeer/status.hpp"
 
 struct gpupeer_error {
@@ -41,10 +40,5 @@ int guarded(gpupeer_error** error, Body&& body) noexcept {
     return fail(GPUPEER_ERROR(ErrorCode::kInternal, "unexpected C++ exception"), error);
   }
 }
-
-/// The enums of c_api.h, checked: kInvalidArgument naming the argument when out of range.
-Result<CollOp> collOpFromC(int op);
-Result<DataType> dataTypeFromC(int type);
-Result<RedOp> redOpFromC(int op);
 
 }  // namespace gpupeer::capi

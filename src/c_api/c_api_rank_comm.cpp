@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "c_api_enums.hpp"
 #include "c_api_error.hpp"
 #include "gpupeer/rank_communicator.hpp"
 

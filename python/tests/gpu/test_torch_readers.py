@@ -1,5 +1,5 @@
 """The two readers of torch tensors on real torch: gpupeer._torchcall (at::Tensor read in C++,
-built by python/build_torchcall.py, which ctest's python_gpu runs first) and gpupeer._fastcall
+built by python/csrc/build_torchcall.py, which ctest's python_gpu runs first) and gpupeer._fastcall
 (torch's methods called from C). Against a C function that records what it is handed: the
 pointer, count, type and the current stream, on the default and on a side stream; the same
 calls declined by both; and a real one-rank all-reduce through each."""
@@ -9,7 +9,7 @@ from gpu_env import torch  # noqa: F401  (first: skips without torch or CUDA)
 import pytest
 
 import gpupeer
-from gpupeer import _tensors, rank
+from gpupeer import _ops, _tensors
 from recorder import address, build_recorder
 
 
@@ -45,7 +45,7 @@ def test_each_reader_hands_c_the_tensor_and_the_current_stream(solo, tmp_path, d
     x = torch.zeros(12, dtype=getattr(torch, dtype), device="cuda:0")
     out = torch.zeros(12, dtype=x.dtype, device="cuda:0")
     side = torch.cuda.Stream(device=0)
-    state = (address(lib), 0x1234, 0, 3, 0x99)
+    state = (address(lib), _ops.ELEMENTS_FUNCTION, 0x1234, 0, 3, 0x99)
     for name, module in readers(solo).items():
         run = module.torch_run
         for stream in (torch.cuda.current_stream(0), side):
@@ -60,7 +60,7 @@ def test_each_reader_hands_c_the_tensor_and_the_current_stream(solo, tmp_path, d
 
 def test_both_readers_decline_the_same_calls(solo, tmp_path):
     lib = build_recorder(tmp_path)
-    state = (address(lib), 0x1234, 0, 2, 0)
+    state = (address(lib), _ops.ELEMENTS_FUNCTION, 0x1234, 0, 2, 0)
     x = torch.zeros(8, device="cuda:0")
     declined = [
         (0, x[::2], None),  # not contiguous
@@ -83,14 +83,15 @@ def test_both_readers_decline_the_same_calls(solo, tmp_path):
 def test_a_real_all_reduce_through_each_reader(solo):
     x = torch.arange(1000, dtype=torch.float32, device="cuda:0")
     for name, module in readers(solo).items():
-        saved, rank._torch_run = rank._torch_run, module.torch_run
+        saved = solo._fast
+        solo._fast = (module.torch_run, saved[1])
         try:
             out = torch.full_like(x, -1.0)
             assert solo.all_reduce(x, out) is out
             torch.cuda.synchronize()
             assert torch.equal(out, x), name
         finally:
-            rank._torch_run = saved
+            solo._fast = saved
 
 
 def test_each_reader_hands_c_a_tensor_per_rank_and_each_gpus_stream(solo, tmp_path):
@@ -99,7 +100,7 @@ def test_each_reader_hands_c_a_tensor_per_rank_and_each_gpus_stream(solo, tmp_pa
     lib.set_list_ranks(len(devices))
     xs = [torch.zeros(10, dtype=torch.bfloat16, device="cuda:%d" % d) for d in devices]
     outs = [torch.zeros(10 * len(devices), dtype=torch.bfloat16, device="cuda:%d" % d) for d in devices]
-    state = (address(lib, "gpupeer_comm_run"), 0x1234, devices, 0x99)
+    state = (address(lib, "gpupeer_comm_run"), _ops.ELEMENTS_FUNCTION, 0x1234, devices, 0x99)
     side = torch.cuda.Stream(device=0)
     for name, module in readers(solo).items():
         with torch.cuda.stream(side):  # GPU 0's current stream; GPU 1 keeps its own

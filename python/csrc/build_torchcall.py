@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Builds gpupeer._torchcall (python/torchcall.cpp) against the torch this Python imports.
+"""Builds gpupeer._torchcall (python/csrc/torchcall.cpp) against the torch this Python imports.
 
-Usage: python3 python/build_torchcall.py [--out DIR] [--cxx COMPILER]
+Usage: python3 python/csrc/build_torchcall.py [--out DIR] [--cxx COMPILER]
 
 DIR defaults to the folder the package loads libgpupeer_c.so from ($GPUPEER_LIBRARY's, else
 build/ of this checkout); the package loads the module from there. The module reads torch
@@ -19,7 +19,8 @@ import sys
 import sysconfig
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.abspath(__file__))  # python/csrc
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def fail(message):
@@ -29,7 +30,7 @@ def fail(message):
 
 def torch_build_id(torch):
     """python/gpupeer/_torch_build.py's, loaded by path: importing the package needs its library."""
-    spec = importlib.util.spec_from_file_location("_torch_build", os.path.join(HERE, "gpupeer", "_torch_build.py"))
+    spec = importlib.util.spec_from_file_location("_torch_build", os.path.join(ROOT, "python", "gpupeer", "_torch_build.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.torch_build_id(torch)
@@ -48,7 +49,7 @@ def cuda_include(torch_dir):
 
 def default_out():
     library = os.environ.get("GPUPEER_LIBRARY")
-    return os.path.dirname(os.path.abspath(library)) if library else os.path.join(os.path.dirname(HERE), "build")
+    return os.path.dirname(os.path.abspath(library)) if library else os.path.join(ROOT, "build")
 
 
 def main():
@@ -86,7 +87,7 @@ def main():
         target = os.path.join(tmp, name)
         command = [compiler, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-DNDEBUG",
                    "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, '-DGPUPEER_TORCH_BUILD="%s"' % build_id,
-                   "-I" + HERE, "-I" + os.path.join(os.path.dirname(HERE), "include"), "-I" + python_include, "-I" + torch_include,
+                   "-I" + HERE, "-I" + os.path.join(ROOT, "include"), "-I" + python_include, "-I" + torch_include,
                    "-I" + os.path.join(torch_include, "torch", "csrc", "api", "include"), "-I" + cuda,
                    os.path.join(HERE, "torchcall.cpp"), "-o", target,
                    "-L" + torch_lib, "-Wl,-rpath," + torch_lib, "-ltorch_python", "-lc10_cuda", "-lc10"]

@@ -29,29 +29,36 @@ struct TensorArgs {
   int device = -1;
 };
 
-// The most ranks of one process's Communicator (collective_types.hpp's kMaxCommRanks, which
-// c_api.h does not carry).
-constexpr int kMaxListRanks = 8;
+// gpupeer_collective_elements, whose address the state of each call carries: the library's rule
+// for how many elements each operation reads and writes.
+using ElementsFunction = decltype(&gpupeer_collective_elements);
 
 /// The per-rank count the library takes and the output's elements for `op` on `inCount`
-/// elements over `ranks`, as _ops.counts has them; false where the Python path must take the
-/// call (an input that does not split into `ranks` chunks, an operation not known here).
-inline bool countsFor(int op, long long inCount, int ranks, long long* count, long long* outCount) {
-  *count = *outCount = inCount;
-  switch (op) {
-    case GPUPEER_ALL_REDUCE:
-    case GPUPEER_BROADCAST:
-    case GPUPEER_REDUCE:
-    case GPUPEER_SEND_RECV: return true;
-    case GPUPEER_ALL_GATHER: *outCount = inCount * ranks; return true;
-    case GPUPEER_REDUCE_SCATTER:
-    case GPUPEER_ALL_TO_ALL:
-      if (inCount % ranks) return false;
-      *count = inCount / ranks;
-      *outCount = op == GPUPEER_REDUCE_SCATTER ? *count : inCount;
-      return true;
-    default: return false;
-  }
+/// elements over `ranks`, by the library's `elements`; false where the Python path must take
+/// the call (an input that does not split into the chunks the operation sends, an operation the
+/// library refuses). Both element counts scale with count, so count 1 gives them per element.
+inline bool countsFor(ElementsFunction elements, int op, long long inCount, int ranks, long long* count,
+                      long long* outCount) {
+  std::size_t send = 0, recv = 0;
+  if (!elements || elements(op, 1, ranks, &send, &recv, nullptr) != GPUPEER_OK || send == 0) return false;
+  const auto perSend = static_cast<long long>(send);
+  if (inCount % perSend) return false;
+  *count = inCount / perSend;
+  *outCount = *count * static_cast<long long>(recv);
+  return true;
+}
+
+/// What every state tuple starts with: (function_address, elements_address, comm, ...).
+struct CallTarget {
+  RunFunction function = nullptr;
+  ElementsFunction elements = nullptr;
+  void* comm = nullptr;
+};
+
+inline CallTarget targetOf(PyObject* state) {
+  return {reinterpret_cast<RunFunction>(asPointer(PyTuple_GetItem(state, 0))),
+          reinterpret_cast<ElementsFunction>(asPointer(PyTuple_GetItem(state, 1))),
+          asPointer(PyTuple_GetItem(state, 2))};
 }
 
 /// Whether `op` may write over its input when no output is given.
@@ -70,32 +77,32 @@ bool readOutput(Read read, PyObject* o, const TensorArgs& in, int device, long l
 }
 
 /// torch_run(state, op, tensor, out, redop, root) -> the C function's return code, or None
-/// where the Python path must take the call. state: (function_address, comm, device, ranks,
-/// error), one tuple per communicator (a functools.partial of five more arguments would copy
-/// ten into a heap array on every call). The counts follow _ops.counts: all-gather's output
-/// holds ranks x the input, reduce-scatter's and all-to-all's input splits into `ranks`
-/// chunks; out=None is in place where that exists.
+/// where the Python path must take the call. state: (function_address, elements_address, comm,
+/// device, ranks, error), one tuple per communicator (a functools.partial of five more
+/// arguments would copy ten into a heap array on every call). The counts are the library's
+/// (countsFor); out=None is in place where that exists.
 /// read(PyObject*, TensorArgs*) -> bool: false (no Python error left set) declines the call.
 /// stream(int device, PyObject* device_object, void** stream) -> bool: false with a Python error.
 template <class Read, class Stream>
 PyObject* runOnTensors(PyObject* const* args, Py_ssize_t count, Read read, Stream stream) {
-  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 5) {
-    PyErr_SetString(PyExc_TypeError, "torch_run(state: 5-tuple, op, tensor, out, redop, root)");
+  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 6) {
+    PyErr_SetString(PyExc_TypeError, "torch_run(state: 6-tuple, op, tensor, out, redop, root)");
     return nullptr;
   }
   PyObject* state = args[0];
-  auto function = reinterpret_cast<RunFunction>(asPointer(PyTuple_GetItem(state, 0)));
-  void* comm = asPointer(PyTuple_GetItem(state, 1));
-  PyObject* deviceObject = PyTuple_GetItem(state, 2);
-  int device = asInt(deviceObject), ranks = asInt(PyTuple_GetItem(state, 3));
-  void* error = asPointer(PyTuple_GetItem(state, 4));
+  const CallTarget target = targetOf(state);
+  PyObject* deviceObject = PyTuple_GetItem(state, 3);
+  int device = asInt(deviceObject), ranks = asInt(PyTuple_GetItem(state, 4));
+  void* error = asPointer(PyTuple_GetItem(state, 5));
   int op = asInt(args[1]), redop = asInt(args[4]), root = asInt(args[5]);
   PyObject *tensor = args[2], *output = args[3];
   if (PyErr_Occurred()) return nullptr;
   TensorArgs in;
-  if (!function || !comm || ranks < 1 || redop < 0 || !read(tensor, &in) || in.device != device) Py_RETURN_NONE;
+  if (!target.function || !target.comm || ranks < 1 || redop < 0 || !read(tensor, &in) || in.device != device)
+    Py_RETURN_NONE;
   long long elements = 0, outElements = 0;
-  if (op == GPUPEER_SEND_RECV || !countsFor(op, in.count, ranks, &elements, &outElements)) Py_RETURN_NONE;
+  if (op == GPUPEER_SEND_RECV || !countsFor(target.elements, op, in.count, ranks, &elements, &outElements))
+    Py_RETURN_NONE;
   void* recv = in.ptr;
   if (output == Py_None) {
     if (!inPlaceByDefault(op)) Py_RETURN_NONE;
@@ -104,8 +111,8 @@ PyObject* runOnTensors(PyObject* const* args, Py_ssize_t count, Read read, Strea
   }
   void* handle = nullptr;
   if (!stream(device, deviceObject, &handle)) return nullptr;
-  return PyLong_FromLong(
-      function(comm, op, in.ptr, recv, static_cast<std::size_t>(elements), in.type, redop, root, handle, error));
+  return PyLong_FromLong(target.function(target.comm, op, in.ptr, recv, static_cast<std::size_t>(elements), in.type,
+                                         redop, root, handle, error));
 }
 
 /// Item i of a list or tuple (borrowed) whose length lengthOf checked.
@@ -122,33 +129,33 @@ inline Py_ssize_t lengthOf(PyObject* sequence) {
 
 /// torch_run_many(state, op, tensors, outs, redop, root) -> the C function's return code, or
 /// None where the Python path must take the call: one process's Communicator, one tensor per
-/// rank. state: (function_address, comm, devices, error), devices a tuple of the ranks' GPUs.
+/// rank. state: (function_address, elements_address, comm, devices, error), devices a tuple of
+/// the ranks' GPUs.
 /// Every tensor on its rank's GPU, of one type and count; outs None (in place, where that
 /// exists) or one per rank, where reduce's may be None but for the root's. Each rank runs on
 /// the current stream of its GPU. Same readers as runOnTensors.
 template <class Read, class Stream>
 PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, Stream stream) {
-  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 ||
-      !PyTuple_Check(PyTuple_GetItem(args[0], 2))) {
+  if (count != 6 || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 5 ||
+      !PyTuple_Check(PyTuple_GetItem(args[0], 3))) {
     PyErr_SetString(PyExc_TypeError,
-                    "torch_run_many(state: (function, comm, devices tuple, error), op, tensors, outs, "
-                    "redop, root)");
+                    "torch_run_many(state: (function, elements, comm, devices tuple, error), op, tensors, "
+                    "outs, redop, root)");
     return nullptr;
   }
   PyObject* state = args[0];
-  auto function = reinterpret_cast<RunFunction>(asPointer(PyTuple_GetItem(state, 0)));
-  void* comm = asPointer(PyTuple_GetItem(state, 1));
-  PyObject* devices = PyTuple_GetItem(state, 2);
-  void* error = asPointer(PyTuple_GetItem(state, 3));
+  const CallTarget target = targetOf(state);
+  PyObject* devices = PyTuple_GetItem(state, 3);
+  void* error = asPointer(PyTuple_GetItem(state, 4));
   const Py_ssize_t ranks = PyTuple_Size(devices);
   int op = asInt(args[1]), redop = asInt(args[4]), root = asInt(args[5]);
   PyObject *tensors = args[2], *outputs = args[3];
   if (PyErr_Occurred()) return nullptr;
-  if (!function || !comm || ranks < 1 || ranks > kMaxListRanks || redop < 0 || lengthOf(tensors) != ranks ||
-      (outputs != Py_None && lengthOf(outputs) != ranks))
+  if (!target.function || !target.comm || ranks < 1 || ranks > GPUPEER_MAX_COMM_RANKS || redop < 0 ||
+      lengthOf(tensors) != ranks || (outputs != Py_None && lengthOf(outputs) != ranks))
     Py_RETURN_NONE;
-  void *send[kMaxListRanks] = {}, *recv[kMaxListRanks] = {}, *streams[kMaxListRanks] = {};
-  int device[kMaxListRanks] = {};
+  void *send[GPUPEER_MAX_COMM_RANKS] = {}, *recv[GPUPEER_MAX_COMM_RANKS] = {}, *streams[GPUPEER_MAX_COMM_RANKS] = {};
+  int device[GPUPEER_MAX_COMM_RANKS] = {};
   TensorArgs first;
   long long elements = 0, outElements = 0;
   for (Py_ssize_t i = 0; i < ranks; ++i) {
@@ -158,7 +165,7 @@ PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, S
     if (!read(itemOf(tensors, i), &in) || in.device != device[i]) Py_RETURN_NONE;
     if (i == 0) {
       first = in;
-      if (!countsFor(op, in.count, static_cast<int>(ranks), &elements, &outElements)) Py_RETURN_NONE;
+      if (!countsFor(target.elements, op, in.count, static_cast<int>(ranks), &elements, &outElements)) Py_RETURN_NONE;
     } else if (in.type != first.type || in.count != first.count) {
       Py_RETURN_NONE;
     }
@@ -174,8 +181,8 @@ PyObject* runOnTensorLists(PyObject* const* args, Py_ssize_t count, Read read, S
   }
   for (Py_ssize_t i = 0; i < ranks; ++i)
     if (!stream(device[i], PyTuple_GetItem(devices, i), &streams[i])) return nullptr;
-  return PyLong_FromLong(
-      function(comm, op, send, recv, static_cast<std::size_t>(elements), first.type, redop, root, streams, error));
+  return PyLong_FromLong(target.function(target.comm, op, send, recv, static_cast<std::size_t>(elements), first.type,
+                                         redop, root, streams, error));
 }
 
 /// The two entry points and their method table rows for one reader of tensors (Read) and one

@@ -4,7 +4,7 @@
 // per tensor plus the current stream: most of what fastcall.cpp's torch_run adds. Here the same
 // reads are C++ member calls.
 //
-// Built against the torch it runs with (C++ ABI, at::Tensor's layout): python/build_torchcall.py
+// Built against the torch it runs with (C++ ABI, at::Tensor's layout): python/csrc/build_torchcall.py
 // compiles it on the machine where that torch is, beside libgpupeer_c.so. Where it is missing,
 // or was built for another torch and fails to import, the package uses fastcall.cpp's torch_run.
 // Same calls taken and declined as there (tensor_call.hpp); exceptions from torch decline.
@@ -100,7 +100,7 @@ PyModuleDef module = {PyModuleDef_HEAD_INIT,
 }  // namespace
 
 #ifndef GPUPEER_TORCH_BUILD
-#error "GPUPEER_TORCH_BUILD: the torch version and revision this is built for (python/build_torchcall.py sets it)"
+#error "GPUPEER_TORCH_BUILD: the torch version and revision this is built for (python/csrc/build_torchcall.py sets it)"
 #endif
 
 PyMODINIT_FUNC PyInit__torchcall(void) {
