@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/error_word.hpp"
 #include "gpupeer/collective_types.hpp"
 
 namespace gpupeer {
@@ -123,13 +124,6 @@ struct OneShotArgs {
   /// record kAbortedError: RankCommunicator::abort() from another thread.
   const volatile std::uint32_t* abortWord = nullptr;
 };
-
-/// The error word's value after an abort (no rank is that large).
-inline constexpr std::uint32_t kAbortedError = 0xffffu;
-/// The error word's value, or'ed with the rank, where that rank's call differed from this one's.
-inline constexpr std::uint32_t kMismatchError = 0x10000u;
-/// Or'ed with the rank whose buffer of a zero-copy call is not (any more) registered here.
-inline constexpr std::uint32_t kUnregisteredError = 0x20000u;
 
 /// A rank's counters, in 32-bit words: the operation counter (0-1), the error word (2), and
 /// after a mismatched call the peer's call (4-5) and this rank's (6-7).
