@@ -106,13 +106,8 @@ __global__ void __launch_bounds__(kChainThreads) chainBroadcast(OneShotArgs a) {
       __syncthreads();  // the step has landed in this rank's output before anyone reads it
     }
     if (a.targetCount) copyStep<U>(a, b, min(a.len, b + step));
-    if (a.chainNext >= 0) {
-      __syncthreads();  // every thread's stores are issued
-      if (threadIdx.x == 0) {
-        __threadfence_system();
-        raiseFlag(flagOf(a, a.chainNext, a.rank), value);
-      }
-    }
+    // The step's stores into the next rank's output land before its flag there.
+    if (a.chainNext >= 0) publishToPeers(flagOf(a, a.chainNext, a.rank), value);
   }
   // No departure barrier: each rank reads only its own memory and the last rank's kernel ends
   // once every step has landed in its output.
@@ -192,11 +187,10 @@ __global__ void __launch_bounds__(kChainThreads) chainStaged(OneShotArgs a) {
     }
     __syncthreads();  // this step's loads are done and its stores issued
     if (threadIdx.x == 0) {
-      if (!last) {
-        __threadfence_system();
-        raiseFlag(flagOf(a, a.chainNext, a.rank), value);
-      }
-      if (a.chainPrev >= 0) raiseFlag(flagOf(a, a.chainPrev, a.rank), value);  // its position is free
+      // The step's stores into the next rank's scratch land before its flag there; the
+      // previous rank hears that this rank's loads of the position are done (nothing to publish).
+      if (!last) publish(flagOf(a, a.chainNext, a.rank), value);
+      if (a.chainPrev >= 0) releaseStore(flagOf(a, a.chainPrev, a.rank), value);
     }
   }
   // Departure: block b of every rank has read every step of its positions, so that no later

@@ -1,4 +1,5 @@
 #include "cuda/latency_kernels.cuh"
+#include "cuda/signal_device.cuh"
 
 namespace gpupeer {
 namespace {
@@ -11,27 +12,12 @@ __global__ void pointerChaseKernel(const std::uint64_t* start, int hops, std::ui
   *sink = reinterpret_cast<std::uint64_t>(p);
 }
 
-__device__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ void storeRelease(volatile std::uint32_t* p, std::uint32_t v) {
-  // Release at system scope: the peer that acquires the flag also sees every earlier write.
-  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-__device__ std::uint32_t loadAcquire(volatile std::uint32_t* p) {
-  std::uint32_t v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
+// Its own poll loop rather than awaitAtLeast: the loop is part of the round trip that the
+// ping-pong times, and it reads the clock on every poll and has no abort word to look at.
 __device__ bool waitFor(volatile std::uint32_t* flag, std::uint32_t value, unsigned long long timeoutNs) {
-  unsigned long long start = globalTimer();
-  while (loadAcquire(flag) < value)
-    if (globalTimer() - start > timeoutNs) return false;
+  unsigned long long start = globalTimerNs();
+  while (acquireLoad(flag) < value)
+    if (globalTimerNs() - start > timeoutNs) return false;
   return true;
 }
 
@@ -40,7 +26,7 @@ __global__ void pingPongKernel(volatile std::uint32_t* localFlag, volatile std::
   *stalledAt = 0;
   for (std::uint32_t i = 1; i <= static_cast<std::uint32_t>(rounds); ++i) {
     if (initiator) {
-      storeRelease(peerFlag, i);
+      releaseStore(peerFlag, i);
       if (!waitFor(localFlag, i, timeoutNs)) {
         *stalledAt = i;
         return;
@@ -50,7 +36,7 @@ __global__ void pingPongKernel(volatile std::uint32_t* localFlag, volatile std::
         *stalledAt = i;
         return;
       }
-      storeRelease(peerFlag, i);
+      releaseStore(peerFlag, i);
     }
   }
 }

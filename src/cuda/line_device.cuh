@@ -28,7 +28,7 @@ __device__ __forceinline__ uint2 awaitLine(const OneShotArgs& a, const uint4* p,
                  : "l"(p)
                  : "memory");
     if (fx == epoch && fy == epoch) return make_uint2(x, y);
-    if (spins == 64) start = now();
+    if (spins == 64) start = globalTimerNs();
     if (spins > 64 && (spins & 1023) == 0 && gaveUp(a, start, sender)) return make_uint2(0, 0);
   }
 }

@@ -5,45 +5,14 @@
 #include <cstdint>
 
 #include "cuda/one_shot_kernels.cuh"
+#include "cuda/signal_device.cuh"
 
 namespace gpupeer {
 namespace oneshot {
 
 inline constexpr int kThreads = 512;
 
-__device__ __forceinline__ unsigned long long now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Waits shorter than this never read the abort word. It lies in mapped host memory: a read
-// crosses PCIe, and every polling thread of every rank reading it every few polls (hundreds
-// of threads per GPU in the one-shot kernel's regular variant) kept the waits themselves
-// slow. An abort is noticed within this much of a wait's start.
-inline constexpr unsigned long long kAbortPollAfterNs = 200'000;
-
-// Whether a wait that has lasted `waited` ns was aborted (RankCommunicator::abort() from
-// another thread wrote the host word).
-__device__ __forceinline__ bool abortRequested(const volatile std::uint32_t* abortWord, unsigned long long waited) {
-  return abortWord && waited > kAbortPollAfterNs && *abortWord != 0;
-}
-
-// Whether a wait that began at `start` gives up: the peer did not arrive within `timeoutNs`,
-// or the communicator was aborted (abortRequested), or an earlier wait gave up. Records why
-// in *error (the first reason wins): 1 + the sender waited for, or kAbortedError.
-__device__ __forceinline__ bool waitGivesUp(std::uint32_t* error, unsigned long long timeoutNs,
-                                            const volatile std::uint32_t* abortWord, unsigned long long start,
-                                            int sender) {
-  // An earlier wait of this rank gave up already: its peers are out of step, so this one gives
-  // up at once too (a dead peer costs one bound, not one per operation queued behind it).
-  if (*static_cast<volatile std::uint32_t*>(error) != 0) return true;
-  const unsigned long long waited = now() - start;
-  const bool aborted = abortRequested(abortWord, waited);
-  if (!aborted && waited <= timeoutNs) return false;
-  atomicCAS(error, 0u, aborted ? kAbortedError : static_cast<std::uint32_t>(sender + 1));
-  return true;
-}
+// Whether a wait of this rank's kernels gives up (signal_device.cuh).
 __device__ __forceinline__ bool gaveUp(const OneShotArgs& a, unsigned long long start, int sender) {
   return waitGivesUp(a.error, a.timeoutNs, a.abortWord, start, sender);
 }
@@ -88,39 +57,27 @@ __device__ __forceinline__ void endOperation(const OneShotArgs& a) {
 inline constexpr std::uint32_t kFlagStride = 1u << 12;
 
 // Waits until *flag reaches `want` (acquire); false, with the sender recorded, after the
-// barrier timeout.
+// barrier timeout or an abort.
 __device__ __forceinline__ bool awaitFlag(const OneShotArgs& a, const std::uint32_t* flag, std::uint32_t want,
                                           int sender) {
-  const unsigned long long start = now();
-  for (int spins = 0;; ++spins) {
-    std::uint32_t seen;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
-    if (static_cast<int>(seen - want) >= 0) return true;
-    // The bound and the abort word (host memory) are looked at every 64 polls only.
-    if ((spins & 63) == 63 && gaveUp(a, start, sender)) return false;
-  }
+  return awaitAtLeast(flag, want, a, sender);
 }
 
-// This block's word for `sender` in rank `owner`'s flags ([block][sender]), and a release store
-// into one: every write of the block before it (ordered by a barrier) is visible first.
+// This block's word for `sender` in rank `owner`'s flags ([block][sender]).
 __device__ __forceinline__ std::uint32_t* flagOf(const OneShotArgs& a, int owner, int sender) {
   return a.flags[owner] + blockIdx.x * kMaxCommRanks + sender;
-}
-__device__ __forceinline__ void raiseFlag(std::uint32_t* flag, std::uint32_t value) {
-  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
 }
 
 // Block b of this rank meets block b of every peer: it raises `value` in their flags and waits
 // for theirs. In the pull and chain kernels block b reads and writes only what block b of each
 // rank is responsible for, so a per-block meeting covers exactly the memory in question.
 // `fence`: this block stored into peers' memory, and those stores must land before a peer that
-// sees the flag goes on.
+// sees the flag goes on (publish).
 __device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t value, bool fence, bool& failed) {
   __syncthreads();  // this block's loads and stores are done before it tells anyone
   const int t = threadIdx.x;
   if (t < a.ranks && t != a.rank) {
-    if (fence) __threadfence_system();
-    raiseFlag(flagOf(a, t, a.rank), value);
+    publish(flagOf(a, t, a.rank), value, fence);
     if (!failed && !awaitFlag(a, flagOf(a, a.rank, t), value, t)) failed = true;
   }
   __syncthreads();

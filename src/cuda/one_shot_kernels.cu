@@ -142,13 +142,9 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
       if (last && s + 1 == steps) push<T, T>(a, tail, a.len, parity, t);
       roleBarrier(1);
       if (t == 0) pushedSteps.store(s + 1, cuda::memory_order_release);
-      // Every peer hears every step, data or not (the parity argument above). The fence makes
-      // the role's stores (ordered before it by the barrier) visible before the flag.
-      if (t < n && t != me) {
-        __threadfence_system();
-        std::uint32_t* flag = a.flags[t] + blockIdx.x * kMaxCommRanks + me;
-        asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(mark + s + 1) : "memory");
-      }
+      // Every peer hears every step, data or not (the parity argument above); the role's
+      // stores into its slots, ordered before this thread by the role barrier, land first.
+      if (t < n && t != me) publish(flagOf(a, t, me), mark + s + 1);
     }
   } else {
     const int t = threadIdx.x - kRoleThreads;
@@ -160,8 +156,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
         while (pushedSteps.load(cuda::memory_order_acquire) <= s) {
         }
       } else if (t < n && !*static_cast<volatile bool*>(&failed)) {
-        if (!awaitFlag(a, a.flags[me] + blockIdx.x * kMaxCommRanks + t, mark + s + 1, t))
-          *static_cast<volatile bool*>(&failed) = true;
+        if (!awaitFlag(a, flagOf(a, me, t), mark + s + 1, t)) *static_cast<volatile bool*>(&failed) = true;
       }
       roleBarrier(2);
       finish<T, U>(a, sb * kScale, se * kScale, parity, t);

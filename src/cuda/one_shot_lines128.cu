@@ -88,10 +88,11 @@ __device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* bas
     x = y = 0;
     if (p.valid) loadWords(at, x, y);
     if (__all_sync(0xffffffffu, !p.valid || !p.flagSlot || y == epoch)) return;
-    if (spins == 64) start = now();
+    if (spins == 64) start = globalTimerNs();
     if (spins > 64 && (spins & 1023) == 0 &&
         __any_sync(0xffffffffu, *static_cast<volatile std::uint32_t*>(a.error) != 0 ||
-                                    abortRequested(a.abortWord, now() - start) || now() - start > a.timeoutNs)) {
+                                    abortRequested(a.abortWord, globalTimerNs() - start) ||
+                                    globalTimerNs() - start > a.timeoutNs)) {
       if (threadIdx.x % 32 == 0) gaveUp(a, 0, sender);  // from 0: past the bound, records why
       x = y = 0;
       return;

@@ -1,5 +1,6 @@
 #include "cuda/one_shot_device.cuh"
 #include "cuda/p2p_kernels.cuh"
+#include "cuda/signal_device.cuh"
 
 namespace gpupeer {
 namespace {
@@ -8,17 +9,6 @@ constexpr int kP2pThreads = 512;
 
 __device__ std::uint32_t* wordsOf(const P2pArgs& a, int owner) {
   return reinterpret_cast<std::uint32_t*>(static_cast<char*>(a.memory[owner]) + a.layout.wordsOffset());
-}
-
-// Waits until *word reaches `want` (acquire); false after the bound or an abort.
-__device__ bool awaitCount(const P2pArgs& a, const std::uint32_t* word, std::uint32_t want, int peer) {
-  const unsigned long long start = oneshot::now();
-  for (int spins = 0;; ++spins) {
-    std::uint32_t seen;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(seen) : "l"(word) : "memory");
-    if (static_cast<int>(seen - want) >= 0) return true;
-    if ((spins & 63) == 63 && oneshot::waitGivesUp(a.error, a.timeoutNs, a.abortWord, start, peer)) return false;
-  }
 }
 
 // The block's threads copy `bytes`: 16 bytes at a time where both ends allow it.
@@ -51,25 +41,21 @@ __global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
     const std::size_t b = a.layout.laneBegin(len, lane), e = a.layout.laneBegin(len, lane + 1);
     if (t.send) {
       // Slot c % 2 is free once the receiver has taken chunk c - 2.
-      if (threadIdx.x == 0 && !awaitCount(a, word(me, 1, t.peer), c - 1, t.peer)) failed = true;
+      if (threadIdx.x == 0 && !awaitAtLeast(word(me, 1, t.peer), c - 1, a, t.peer)) failed = true;
       __syncthreads();
       if (failed) break;
       char* to = static_cast<char*>(a.memory[t.peer]) + a.layout.slotOffset(me, c % 2);
       copyBlock(to + b, static_cast<const char*>(t.buffer) + at + b, e - b);
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        __threadfence_system();  // the part lands before the receiver sees the count
-        oneshot::raiseFlag(word(t.peer, 0, me), c + 1);
-      }
+      publishToPeers(word(t.peer, 0, me), c + 1);  // the part lands before the receiver sees the count
     } else {
-      if (threadIdx.x == 0 && !awaitCount(a, word(me, 0, t.peer), c + 1, t.peer)) failed = true;
+      if (threadIdx.x == 0 && !awaitAtLeast(word(me, 0, t.peer), c + 1, a, t.peer)) failed = true;
       __syncthreads();
       if (failed) break;
       const char* from = static_cast<const char*>(a.memory[me]) + a.layout.slotOffset(t.peer, c % 2);
       copyBlock(static_cast<char*>(t.buffer) + at + b, from + b, e - b);
       __syncthreads();
       // Every thread's loads of the slot are done (the barrier) before the sender may refill it.
-      if (threadIdx.x == 0) oneshot::raiseFlag(word(t.peer, 1, me), c + 1);
+      if (threadIdx.x == 0) releaseStore(word(t.peer, 1, me), c + 1);
     }
   }
   if (threadIdx.x == 0) *seq = base + static_cast<std::uint32_t>(chunks);

@@ -1,0 +1,97 @@
+#pragma once
+// Signalling between GPUs: a 32-bit flag in one GPU's memory (or in mapped host memory) that
+// a kernel elsewhere raises and a kernel here waits for. Every flag protocol of the kernels is
+// written with these primitives, so each ordering rule is stated once, here. Internal to the
+// library.
+
+#include <cstdint>
+
+#include "cuda/error_word.hpp"
+
+namespace gpupeer {
+
+// The GPU's nanosecond clock, on which every wait's bound is measured.
+__device__ __forceinline__ unsigned long long globalTimerNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Release at system scope: every load and store this thread made before the store is
+// performed before `value` can be seen, by a thread of any GPU or of the host that reads the
+// flag with acquire. Alone it publishes this thread's own stores; see publish for a block's.
+__device__ __forceinline__ void releaseStore(volatile std::uint32_t* flag, std::uint32_t value) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+// Acquire at system scope: no load or store this thread makes after it is performed before
+// it, so once it returns a value, everything the releaser made visible before that value is
+// visible here too.
+__device__ __forceinline__ std::uint32_t acquireLoad(const volatile std::uint32_t* flag) {
+  std::uint32_t value;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
+// One thread raises a flag for data its block (or role) stored into a peer's memory, after a
+// barrier that ordered those stores before this thread. The system-scope fence makes every
+// store the barrier ordered before it, the other threads' included, visible to every GPU
+// before the release store raises the flag: a peer that acquires the flag reads the data.
+// `storedToPeers` false: the block put nothing into peers' memory, and the release store alone
+// orders what this thread saw before it.
+__device__ __forceinline__ void publish(volatile std::uint32_t* flag, std::uint32_t value, bool storedToPeers = true) {
+  if (storedToPeers) __threadfence_system();
+  releaseStore(flag, value);
+}
+
+// The whole block calls it after storing into a peer's memory: the barrier orders every
+// thread's stores before thread 0, which publishes them under *flag.
+__device__ __forceinline__ void publishToPeers(volatile std::uint32_t* flag, std::uint32_t value) {
+  __syncthreads();
+  if (threadIdx.x == 0) publish(flag, value);
+}
+
+// Waits shorter than this never read the abort word. It lies in mapped host memory: a read
+// crosses PCIe, and every polling thread of every rank reading it every few polls (hundreds
+// of threads per GPU in the one-shot kernel's regular variant) kept the waits themselves
+// slow. An abort is noticed within this much of a wait's start.
+inline constexpr unsigned long long kAbortPollAfterNs = 200'000;
+
+// Whether a wait that has lasted `waited` ns was aborted (RankCommunicator::abort() from
+// another thread wrote the host word).
+__device__ __forceinline__ bool abortRequested(const volatile std::uint32_t* abortWord, unsigned long long waited) {
+  return abortWord && waited > kAbortPollAfterNs && *abortWord != 0;
+}
+
+// Whether a wait that began at `start` gives up: the peer did not arrive within `timeoutNs`,
+// or the communicator was aborted (abortRequested), or an earlier wait gave up. Records why
+// in *error, the rank's error word (the first reason wins): 1 + the sender waited for, or
+// kAbortedError.
+__device__ __forceinline__ bool waitGivesUp(std::uint32_t* error, unsigned long long timeoutNs,
+                                            const volatile std::uint32_t* abortWord, unsigned long long start,
+                                            int sender) {
+  // An earlier wait of this rank gave up already: its peers are out of step, so this one gives
+  // up at once too (a dead peer costs one bound, not one per operation queued behind it).
+  if (*static_cast<volatile std::uint32_t*>(error) != 0) return true;
+  const unsigned long long waited = globalTimerNs() - start;
+  const bool aborted = abortRequested(abortWord, waited);
+  if (!aborted && waited <= timeoutNs) return false;
+  atomicCAS(error, 0u, aborted ? kAbortedError : static_cast<std::uint32_t>(sender + 1));
+  return true;
+}
+
+// Waits until *flag reaches `want` (acquire), comparing by signed difference so that flags may
+// wrap around 2^32; false, with `sender` recorded, once the wait gives up (waitGivesUp). The
+// bound and the abort word are looked at every 64 polls only. `bound` is the kernel's
+// arguments (OneShotArgs, P2pArgs): their error word, timeoutNs and abortWord.
+template <class Bound>
+__device__ __forceinline__ bool awaitAtLeast(const volatile std::uint32_t* flag, std::uint32_t want, const Bound& bound,
+                                             int sender) {
+  const unsigned long long start = globalTimerNs();
+  for (int spins = 0;; ++spins) {
+    if (static_cast<int>(acquireLoad(flag) - want) >= 0) return true;
+    if ((spins & 63) == 63 && waitGivesUp(bound.error, bound.timeoutNs, bound.abortWord, start, sender)) return false;
+  }
+}
+
+}  // namespace gpupeer
