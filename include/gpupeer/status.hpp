@@ -35,8 +35,7 @@ const char* errorCodeName(ErrorCode code);
 /// A failure with everything needed to act on it: what was called, on which devices,
 /// the API's own error name and text, where in gpupeer, and the KB entry that explains it.
 /// Success is one word (the details live on the heap only once something failed): an eager
-/// collective passes a dozen of them up per call. On the 2x H200 VM the difference in host
-/// time per operation was within its noise (176d235:bench/results/2026-11-22-h200x2-s9/3-final).
+/// collective passes a dozen of them up per call.
 /// Cheap to move; copying is fine (errors are rare).
 class Status {
  public:

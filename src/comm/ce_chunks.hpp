@@ -20,9 +20,8 @@ struct CeChunkPlan {
 /// Chunks for `count` elements of `elementBytes` through slots of `slotBytes`: eight chunks from
 /// 64 MiB, four below, at least 1 MiB each, at most a quarter slot and at least 1/64 of one
 /// (kMaxCePositions, signal_numbers.hpp). Every chunk but the last is a multiple of 256 bytes
-/// and of the element. More, shorter chunks measured slower on 2x H200: every copy and signal
-/// costs more than the shorter last reduction saves (176d235:bench/results/2026-11-22-h200x2-s8/5-ce,
-/// and a tail that halved down to 1-4 MiB in 2026-11-22-h200x2-s9/1-meet-tail).
+/// and of the element. More, shorter chunks measured slower: every copy and signal costs more
+/// than the shorter last reduction saves (docs/collectives.md, tuned constants).
 CeChunkPlan planCeChunks(std::size_t count, std::size_t elementBytes, std::size_t slotBytes);
 
 }  // namespace gpupeer

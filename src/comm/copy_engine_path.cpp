@@ -126,9 +126,8 @@ Status copyBetween(Communicator::Impl& c, int from, int to, void* dst, const voi
                    cudaStream_t stream) {
   if (bytes == 0 || dst == src) return Status::ok();
   const int device = c.devices[from];
-  // The pipeline wins from 8 MiB a copy; below, CUDA's own staging does (2x H200, 4 MiB
-  // copies: all-reduce of 16 MiB 719 against 630 us; 8 MiB copies: all-gather of 16 MiB 267
-  // against 288 us; 176d235:bench/results/2026-11-22-h200x4-s5-ring).
+  // The pipeline wins from 8 MiB a copy; below, CUDA's own staging does (docs/collectives.md,
+  // without P2P).
   if (auto pipeline = c.staged.find({from, to}); pipeline != c.staged.end() && bytes >= kStagingMinBytes)
     return pipeline->second->enqueue(dst, src, bytes, stream, device);
   GPUPEER_CUDA_CHECK(device, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));

@@ -16,8 +16,8 @@ namespace gpupeer {
 
 /// Whether launch threads help: only when every launching thread (the caller and one per
 /// further rank) can have a CPU of its own. With fewer CPUs a spinning thread takes the CPU
-/// the others need: one CPU for two ranks made every small all-reduce take ~8 ms instead of
-/// ~3-7 us (176d235:bench/results/2026-11-22-h200x2-s3-tuning/diag-eager).
+/// the others need, which made small operations a thousand times slower (docs/collectives.md,
+/// tuned constants).
 bool launchThreadsHelp(int cpusAvailable, int ranks);
 
 /// The CPUs this process may run on (its affinity mask), at least 1.

@@ -9,8 +9,8 @@ namespace gpupeer {
 namespace {
 
 // 4 stages of 32 KiB: 128 KiB of shared memory per block, one block per SM. The pipeline keeps
-// up to three chunk loads in flight while the fourth is stored (found by measuring 16/32/48
-// KiB chunks on 2x H200; see 176d235:bench/README.md).
+// up to three chunk loads in flight while the fourth is stored (chunk size: docs/collectives.md,
+// tuned constants).
 constexpr int kStages = 4;
 constexpr std::uint32_t kChunk = 32 * 1024;
 

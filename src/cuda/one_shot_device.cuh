@@ -21,9 +21,7 @@ __device__ __forceinline__ bool gaveUp(const OneShotArgs& a, unsigned long long 
 // done and block 0 adds the rest of the stride. During an operation the counter therefore lies
 // in [C, C + kEpochStride) whichever blocks have finished, and C / kEpochStride is the number
 // of operations before it, exactly, for every block that reads it. No block waits for
-// another: while block 0 waited for the others to count themselves before it published the
-// next epoch, all-reduces of 64 and 128 KiB in lines (16 and 32 blocks) took 0.45 us longer
-// in graphs on 2x H200 (176d235:bench/results/2026-11-22-h200x2-s8). Larger than any grid
+// another, which measured faster (docs/collectives.md, tuned constants). Larger than any grid
 // (kMaxOneShotBlocks).
 inline constexpr unsigned long long kEpochStride = 1024;
 static_assert(kEpochStride > kMaxOneShotBlocks, "every block's share must fit in one stride");

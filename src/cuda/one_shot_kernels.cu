@@ -16,9 +16,8 @@ using namespace oneshot;
 
 // Warps 0-7 of a block push, warps 8-15 finish.
 constexpr int kRoleThreads = kThreads / 2;
-// Units each pushing thread keeps in flight. With one, the kernel carried ~220 GB/s per
-// direction with both directions busy (176d235:bench/results/2026-11-22-h200x2-coll-tuning/r4); with
-// four and the steps, ~260 in 16 MiB pieces (2026-11-22-h200x2-s3-tuning/r1).
+// Units each pushing thread keeps in flight: four carried more than one (docs/collectives.md,
+// tuned constants).
 constexpr int kCopyDepth = 4;
 // Default data per block and step.
 constexpr std::size_t kDefaultStepBytes = 32u << 10;

@@ -36,8 +36,8 @@ __device__ __forceinline__ void storeUnit(uint2* base, std::size_t u, uint2 v, i
 }
 
 // kPartial: the chunk ends in a partial unit. A separate instantiation, so that the common
-// case (whole units) carries no per-unit test: with it, 8-byte all-reduces in a graph took
-// 3.15-3.33 us instead of 2.88-2.94 (176d235:bench/results/2026-11-22-h200x2-coll3, -coll2).
+// case (whole units) carries no per-unit test, which slowed the smallest all-reduces
+// (docs/collectives.md, tuned constants).
 template <class T, bool kPartial>
 __global__ void __launch_bounds__(kThreads) oneShotLines(OneShotArgs a) {
   using U = uint2;  // 8 data bytes per line

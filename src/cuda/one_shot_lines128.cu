@@ -118,8 +118,7 @@ __device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) 
 // a warp sends its lines of round k to every receiver and then finishes those of round
 // k - lag, which the senders' same warp sent `lag` rounds before: their flight overlaps this
 // warp's sending, where finishing only after the last send left every warp's last rounds of
-// polls and loads exposed (8 MiB all-reduce in graphs on 2x H200: 35.1-35.5 us so, 31.5-31.7 at
-// lag 0; 176d235:bench/results/2026-11-22-h200x2-s12, runs 1 and 3).
+// polls and loads exposed (line128LagFor; docs/collectives.md, tuned constants).
 // The line warps' work (warp `warp` of kLineWarps in this block): every line this warp owns
 // sent to every receiver and finished from every sender. No branch here depends on the lane
 // but for whole lines (a line's eight lanes always go together), so that each line is stored
@@ -203,8 +202,8 @@ __device__ __forceinline__ void moveLines(const OneShotArgs& a, std::uint32_t ep
 }
 
 // kRanks: 2, where the rank count is known when compiling, or 0 for any. For 2 every array and
-// loop over ranks shrinks to two: 36-40 registers instead of 96-128, three blocks per SM, and
-// all-reduces of 8-32 KiB in 2.9 us instead of 3.3, 8 MiB in 28.2 instead of 31.5 (run 5).
+// loop over ranks shrinks to two: 36-40 registers instead of 96-128 and three blocks per SM,
+// which measured faster at every size (docs/collectives.md, tuned constants).
 template <class T, int kRanks>
 __global__ void __launch_bounds__(kLine128Threads, kRanks == 2 ? 3 : 1) oneShotLines128(OneShotArgs a) {
   const std::uint32_t epoch = beginOperation(a);

@@ -1,7 +1,8 @@
 // The pull kernel: each rank reads its part straight from its sources' buffers (SM loads over
 // P2P), reduces as it reads and writes the result to its targets, local or a peer's
 // (comm/pull_plan.hpp says which). Loads keep both directions of a link busy where pushed
-// stores into scratch, a fence per step and a local finishing pass did not (176d235:bench/README.md).
+// stores into scratch, a fence per step and a local finishing pass did not (docs/collectives.md,
+// the pull row).
 #include <algorithm>
 #include <type_traits>
 
@@ -15,10 +16,8 @@ namespace {
 using namespace oneshot;
 
 // Units each thread keeps in flight per source, and sources whose loads it issues together
-// before it combines any. (Against one source at a time, split between 4x H200 measured no
-// faster: all-reduce of 512 MiB 2703 against 2646 us, reduce-scatter 1360 against 1335;
-// 176d235:bench/results/2026-11-22-h200x4-s6, runs 1 and 2. SM traffic to and from several peers
-// stays near 300 GB/s per direction there, whatever the loads in flight.)
+// before it combines any; one source at a time measured no faster (docs/collectives.md, tuned
+// constants).
 constexpr int kPullDepth = 4;
 constexpr int kSourceBatch = 4;
 // Units in flight per thread where the part has one source (a copy).

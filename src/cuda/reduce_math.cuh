@@ -40,9 +40,8 @@ struct Acc<__nv_bfloat16> {
 
 // 8-bit floats: the constructor from float rounds to nearest even and saturates to the
 // largest finite value (__NV_SATFINITE), as the host reference's floatToFp8 does. Whole units
-// convert two lanes per instruction (loadPair, storePair: the same conversions, two at a time):
-// in graphs on 2x H200, f8e4m3 all-reduces of 128 B-8 KiB took 2.89-3.39 us so against
-// 3.04-3.82 one lane at a time (176d235:bench/results/2026-11-22-h200x2-s10/9-fp8-pairs).
+// convert two lanes per instruction (loadPair, storePair: the same conversions, two at a time),
+// which measured faster for small all-reduces (docs/collectives.md, tuned constants).
 template <__nv_fp8_interpretation_t kKind>
 struct Fp8Acc {
   using type = float;
@@ -69,10 +68,7 @@ struct Acc<__nv_fp8_e5m2> : Fp8Acc<__NV_E5M2> {
 // One step of a reduction, the operator fixed at compile time: kernels choose it once
 // (withRedOp) and run one straight block of lane arithmetic. Chosen per lane, in a switch,
 // every lane's arithmetic sat in its own arm, and small all-reduces grew slower with the
-// lanes per unit: in graphs on 2x H200, 8 B of f8e4m3 or int8 (8 lanes) took 3.70-3.83 us,
-// half and bfloat16 (4 lanes) 3.29-3.35, float 2.87-2.89; with the choice made once, 2.87-2.91
-// for all five, and 32 KiB of float 3.35-3.48 against 3.76-3.78 (176d235:bench/results/
-// 2026-11-22-h200x2-s10).
+// lanes per unit (docs/collectives.md, tuned constants).
 template <RedOp kOp, class A>
 __device__ __forceinline__ A combineAs(A a, A b) {
   if constexpr (kOp == RedOp::kProd)
@@ -217,8 +213,8 @@ __device__ __forceinline__ U reduceUnitsAs(const U (&sources)[kMaxCommRanks], in
     if (r < n) acc.template addAs<kOp>(sources[r]);
   return acc.template resultAs<kOp>(avgOver ? avgOver : n);
 }
-// Its own switch rather than withRedOp: this is the form measured (176d235:bench/results/
-// 2026-11-22-h200x2-s10, run 3); routed through withRedOp the kernels compile to other code.
+// Its own switch rather than withRedOp: this is the form measured (docs/collectives.md, tuned
+// constants, withRedOp); routed through withRedOp the kernels compile to other code.
 template <class T, class U>
 __device__ __forceinline__ U reduceUnits(RedOp op, const U (&sources)[kMaxCommRanks], int n, int avgOver = 0) {
   switch (op) {
