@@ -159,8 +159,9 @@ Status applyTuningText(const TuningVariable& v, std::string_view text, Communica
   if (!isNumeric(v)) return v.setWord(text, o);
   Result<std::size_t> parsed = parseByteSize(std::string(text));
   if (!parsed.isOk() || !inRange(v, parsed.value()))
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("{}={}: give {}{}", v.name, text, rangeText(v),
-                                                                  parsed.isOk() ? "" : " (" + parsed.status().message() + ")"));
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("{}={}: give {}{}", v.name, text, rangeText(v),
+                                     parsed.isOk() ? "" : " (" + parsed.status().message() + ")"));
   if (v.bytes)
     o.*v.bytes = parsed.value();
   else
