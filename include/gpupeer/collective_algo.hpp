@@ -29,7 +29,7 @@ enum class CollAlgo {
   /// cudaMalloc (peer access maps them) and, for all-reduce, separate send and receive
   /// buffers (a rank's output would overwrite the input its peers are reading).
   kPull,
-  /// The pull kernel with the message split into parts (comm/pull_plan.hpp): each part's owner
+  /// The pull kernel with the message split into parts (collectives/pull_plan.hpp): each part's owner
   /// reads it from every rank that holds it and writes the result into every rank that needs
   /// it, so each GPU's port carries each byte about once in each direction (all-reduce,
   /// reduce-scatter, all-gather, broadcast, reduce). In place works: a unit is read and then

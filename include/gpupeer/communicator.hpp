@@ -94,10 +94,10 @@ struct CommunicatorOptions {
   /// The smallest piece that takes 128-byte lines; kByRule: every piece on 2 GPUs, 64 KiB from 3.
   std::size_t line128FromBytes = kByRule;
   /// The pull and split kernels' grid: a block per this much of a part (at least 1 KiB); 0:
-  /// the rule of comm/pull_plan.hpp.
+  /// the rule of collectives/pull_plan.hpp.
   std::size_t pullBlockBytes = 0;
   /// The pull and split kernels' tiles, dealt to the blocks in turn (a multiple of 16; 0: one
-  /// range per block); kByRule: the rule of comm/pull_plan.hpp.
+  /// range per block); kByRule: the rule of collectives/pull_plan.hpp.
   std::size_t pullTileBytes = kByRule;
 };
 

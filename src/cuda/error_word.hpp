@@ -1,7 +1,7 @@
 #pragma once
 // A rank's error word: what its kernels write when a wait for a peer gives up
 // (cuda/signal_device.cuh), a peer's call differs or a peer's buffer is not registered
-// (cuda/call_line.cuh), and what the host reads back to report it (RankCommunicator). 0:
+// (collectives/call_line.cuh), and what the host reads back to report it (RankCommunicator). 0:
 // nothing went wrong; 1 + a rank: that rank did not arrive in time; else one of these. The
 // first value written stays.
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cuda/device_memory.hpp"
-#include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
+#include "harness/collective_reference.hpp"
 
 namespace gpupeer::testing {
 

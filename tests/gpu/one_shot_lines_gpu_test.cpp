@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "collectives/one_shot_kernels.cuh"
 #include "cuda/device_memory.hpp"
-#include "cuda/one_shot_kernels.cuh"
 #include "gpu_memory_support.hpp"
 #include "gpu_test_support.hpp"
-#include "gpupeer/collective_reference.hpp"
 #include "gpupeer/collective_types.hpp"
+#include "harness/collective_reference.hpp"
 
 namespace gpupeer {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda/device_memory.hpp"
-#include "gpupeer/collective_reference.hpp"
+#include "harness/collective_reference.hpp"
 #include "rank_scenarios.hpp"
 #include "rank_worker_checks.hpp"
 

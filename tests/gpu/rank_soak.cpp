@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cuda/device_memory.hpp"
-#include "gpupeer/collective_reference.hpp"
-#include "gpupeer/nccl_baseline.hpp"
+#include "harness/collective_reference.hpp"
+#include "harness/nccl_baseline.hpp"
 #include "rank_scenarios.hpp"
 #include "rank_worker_checks.hpp"
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cuda/device_memory.hpp"
-#include "gpupeer/collective_reference.hpp"
 #include "gpupeer/rank_communicator.hpp"
+#include "harness/collective_reference.hpp"
 #include "rank_scenarios.hpp"
 #include "rank_worker_checks.hpp"
 

@@ -1,6 +1,6 @@
 #include "rank_worker_checks.hpp"
 
-#include "gpupeer/collective_reference.hpp"
+#include "harness/collective_reference.hpp"
 
 namespace gpupeer {
 

@@ -1,7 +1,7 @@
 // The start-up exchange of RankCommunicator: ranks as threads (the socket is the same between
 // processes), a rank that never joins, garbage on the socket, an id used twice.
 
-#include "comm/bootstrap.hpp"
+#include "ranks/bootstrap.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/socket_io.hpp"
+#include "ranks/socket_io.hpp"
 
 namespace gpupeer {
 namespace {

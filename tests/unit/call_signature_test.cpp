@@ -1,7 +1,7 @@
 // The call words that RankCommunicator's kernels compare between ranks: every field that makes
 // two calls different makes their words different, fields an op does not use do not, and the
 // words read back as the call for checkError's message.
-#include "comm/call_signature.hpp"
+#include "ranks/call_signature.hpp"
 
 #include <gtest/gtest.h>
 

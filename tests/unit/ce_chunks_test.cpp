@@ -1,6 +1,6 @@
 // The copy-engine reduction's chunks: the even cut by size, and for many counts, element sizes
 // and slots that the chunks cover the message exactly and fit a position.
-#include "comm/ce_chunks.hpp"
+#include "collectives/ce_chunks.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "comm/signal_numbers.hpp"
+#include "collectives/signal_numbers.hpp"
 
 namespace gpupeer {
 namespace {

@@ -1,5 +1,5 @@
-// Whose copy engines carry the copy-engine algorithm's copies by default (comm/ce_issuer.hpp).
-#include "comm/ce_issuer.hpp"
+// Whose copy engines carry the copy-engine algorithm's copies by default (collectives/ce_issuer.hpp).
+#include "collectives/ce_issuer.hpp"
 
 #include <gtest/gtest.h>
 

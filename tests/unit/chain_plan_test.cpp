@@ -1,6 +1,6 @@
 // The chain kernel's shape: every rank once along the chain in the right order, the step within
 // the kernel's 4000 steps per block, a reduce's partials within its scratch.
-#include "comm/chain_plan.hpp"
+#include "collectives/chain_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The host reference the collectives will be checked against: conversions, exact integers,
 // and float bounds that accept every summation order but not a wrong result.
-#include "gpupeer/collective_reference.hpp"
+#include "harness/collective_reference.hpp"
 
 #include <gtest/gtest.h>
 

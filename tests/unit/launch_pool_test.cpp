@@ -1,6 +1,6 @@
 // The launch threads: every rank's job runs once per call on its own thread, the first error
 // comes back, and the threads are only used where each launching thread has a CPU.
-#include "comm/launch_pool.hpp"
+#include "collectives/launch_pool.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // When the one-shot kernel takes 128-byte lines, in what slots, and at which lag: the rules
-// measured on 2x H200 (comm/line128_rules.hpp).
-#include "comm/line128_rules.hpp"
+// measured on 2x H200 (collectives/line128_rules.hpp).
+#include "collectives/line128_rules.hpp"
 
 #include <gtest/gtest.h>
 
-#include "cuda/one_shot_kernels.cuh"
+#include "collectives/one_shot_kernels.cuh"
 
 namespace gpupeer {
 namespace {

@@ -1,7 +1,7 @@
 // The low-latency kernel's grid: the measured shapes by size, a forced block size, and for
 // every line count that the shares cover every line with whole warps, no block left idle
 // unless the grid was capped.
-#include "comm/line_grid.hpp"
+#include "collectives/line_grid.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cuda/p2p_kernels.cuh"
+#include "ranks/p2p_kernels.cuh"
 
 namespace gpupeer {
 namespace {

@@ -2,7 +2,7 @@
 // source, then write every target), against the operation's definition, in place and out of
 // place. Owners run at once on the GPU, so the test also checks that no element one owner
 // writes is read or written by another, and where the split plan cuts the message.
-#include "comm/pull_plan.hpp"
+#include "collectives/pull_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // steps in order, a wait only once its signal is there, the streams taking turns in random
 // orders. Signals are RankSignals' events: a wait meets the post enqueued last before it by that
 // sender with that number. Every order must end without a deadlock or a wrong result.
-#include "comm/ring_plan.hpp"
+#include "collectives/ring_plan.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "comm/signal_numbers.hpp"
+#include "collectives/signal_numbers.hpp"
 #include "host_rank_memory.hpp"
 
 namespace gpupeer {

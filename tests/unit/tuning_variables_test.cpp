@@ -1,7 +1,7 @@
 // The registry of tuning variables: each text the environment may hold sets its option field or
 // is refused naming the variable, options out of range are refused naming the field, and every
 // GPUPEER_ variable the code names is either registered or a documented non-tuning variable.
-#include "comm/tuning_variables.hpp"
+#include "collectives/tuning_variables.hpp"
 
 #include <gtest/gtest.h>
 
@@ -158,7 +158,7 @@ TEST(TuningVariables, EveryVariableTheCodeNamesIsRegisteredOrDocumentedElsewhere
         if (end == s.size() || s[end] != '"') continue;
         const std::string name = s.substr(at + 1, end - at - 1);
         EXPECT_TRUE(registered.count(name) || kOtherVariables.count(name))
-            << name << " (" << e.path().string() << ") is neither in src/comm/tuning_variables.cpp nor in this "
+            << name << " (" << e.path().string() << ") is neither in src/collectives/tuning_variables.cpp nor in this "
             << "test's list of other variables";
       }
     }

@@ -1,6 +1,6 @@
 // From which size registered buffers are read directly: the rule measured on 2 and 4 H200
-// (comm/zero_copy_rules.hpp).
-#include "comm/zero_copy_rules.hpp"
+// (ranks/zero_copy_rules.hpp).
+#include "ranks/zero_copy_rules.hpp"
 
 #include <gtest/gtest.h>
 

@@ -17,16 +17,16 @@
 #include "cli_common.hpp"
 #include "coll_procs.hpp"
 #include "coll_runner.hpp"
-#include "comm/tuning_variables.hpp"
+#include "collectives/tuning_variables.hpp"
 #include "core/bounded_input.hpp"
 #include "core/output_file.hpp"
 #include "core/sweep_progress.hpp"
 #include "gpupeer/bench.hpp"
-#include "gpupeer/collective_reference.hpp"
 #include "gpupeer/communicator.hpp"
-#include "gpupeer/nccl_baseline.hpp"
 #include "gpupeer/peer_check.hpp"
 #include "gpupeer/rank_communicator.hpp"
+#include "harness/collective_reference.hpp"
+#include "harness/nccl_baseline.hpp"
 
 namespace gpupeer::cli {
 namespace {
@@ -514,7 +514,7 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
                 "all-reduce, all-gather and reduce-scatter read and write the peers' buffers directly");
   sub->add_option("--zero-copy-from", opts->zeroCopyFrom,
                   "with --registered: the bytes per rank from which they do (RankCommOptions::zeroCopyFromBytes; "
-                  "default: where measured faster, src/comm/zero_copy_rules.hpp)");
+                  "default: where measured faster, src/ranks/zero_copy_rules.hpp)");
   sub->add_flag("--tuning-variables", opts->tuningVariables,
                 "print the GPUPEER_ variables that tune the one-process communicator (a Markdown table: "
                 "docs/collectives.md) and exit");

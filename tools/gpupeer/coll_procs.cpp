@@ -21,9 +21,9 @@
 #include "cuda/copy_kernels.cuh"
 #include "cuda/device_memory.hpp"
 #include "gpupeer/bench.hpp"
-#include "gpupeer/collective_reference.hpp"
-#include "gpupeer/nccl_baseline.hpp"
 #include "gpupeer/rank_communicator.hpp"
+#include "harness/collective_reference.hpp"
+#include "harness/nccl_baseline.hpp"
 
 extern char** environ;
 

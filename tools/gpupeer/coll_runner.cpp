@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "gpupeer/collective_reference.hpp"
 #include "gpupeer/log.hpp"
+#include "harness/collective_reference.hpp"
 
 namespace gpupeer::cli {
 namespace {

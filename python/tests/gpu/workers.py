@@ -105,7 +105,7 @@ def registered(comm, rank, world, device):
     """all_reduce, all_gather and reduce_scatter on registered tensors of 2 MiB per rank, then
     the same tensors after deregistration. At this size registered calls still go through the
     scratch (registered buffers are read directly only where that is faster: from 32-64 MiB on
-    2 ranks, src/comm/zero_copy_rules.hpp); the direct path at every size is tested by the C++
+    2 ranks, src/ranks/zero_copy_rules.hpp); the direct path at every size is tested by the C++
     registered large calls, whose ranks set the threshold to 0."""
     count, failures = 512 * 1024, []
     x = rank_input(rank, count, torch.float32, device)

@@ -1,0 +1,16 @@
+#include "collectives/line128_rules.hpp"
+
+namespace gpupeer {
+
+std::size_t line128FromBytesFor(int ranks) { return ranks == 2 ? 0 : 64u << 10; }
+
+std::size_t line128SlotBytesFor(int ranks) { return ranks == 2 ? 18u << 20 : 2u << 20; }
+
+int line128LagFor(std::size_t bytes) {
+  constexpr std::size_t kMiB = 1u << 20;
+  return bytes < 4 * kMiB ? 2 : bytes < 8 * kMiB ? 1 : 0;
+}
+
+int line128BlocksFor(int ranks, int sms) { return ranks == 2 ? 3 * sms : sms; }
+
+}  // namespace gpupeer

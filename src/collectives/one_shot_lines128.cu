@@ -1,0 +1,261 @@
+// The one-shot kernel's 128-byte variant (on 2 GPUs it takes every piece of whole 8-byte
+// words: collectives/line128_rules.hpp): data travels in 128-byte lines of 120 data bytes and an 8-byte
+// flag that holds the operation's epoch (NCCL's LL128 idea). Eight consecutive threads of a warp
+// store one aligned line with one 16-byte store each, in the same instruction, and NVLink
+// delivers such a line whole (the property NCCL's LL128 relies on; CUDA does not document it),
+// so a receiver that reads the flag with the line's other 120 bytes (again one instruction of
+// eight threads) has the data the flag vouches for. A line costs 128 bytes for 120 of data, where
+// the 16-byte lines cost 16 for 8, and, as there, no fence or separate flag crosses the link.
+// One instruction needs a converged warp: the warps that move lines never branch by lane, and
+// the per-peer work (call lines, tokens: one thread per peer, which waits alone) is done by an
+// extra warp of each block that moves no line. With that work in the first line warp, a lane
+// that waited for a peer's call line left the warp diverged, stored its 16 bytes of a line
+// later than the line's flag, and a peer took the line with 16 stale bytes (4 floats of another
+// piece in a sum; 2x H200, one process per GPU: 12-24 wrong elements per 32 MiB all-reduce).
+#include <algorithm>
+
+#include "collectives/call_line.cuh"
+#include "collectives/line_device.cuh"
+#include "collectives/one_shot_device.cuh"
+#include "collectives/reduce_math.cuh"
+
+namespace gpupeer {
+namespace {
+
+using namespace oneshot;
+using Word = unsigned long long;
+
+constexpr int kLineWords = kLine128Bytes / 8;  // 8-byte words per line
+constexpr int kDataWords = kLine128Data / 8;   // of which data; the last is the flag
+constexpr int kLineThreads = 8;                // threads per line, two words each
+constexpr int kWarpLines = 32 / kLineThreads;
+// Warps that move lines per block, and the block's threads: those and one warp for the work
+// per peer (oneShotLines128).
+constexpr int kLineWarps = kThreads / 32;
+constexpr int kLine128Threads = kThreads + 32;
+
+__device__ __forceinline__ void storeWords(Word* p, Word x, Word y) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(x), "l"(y) : "memory");
+}
+__device__ __forceinline__ void loadWords(const Word* p, Word& x, Word& y) {
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(x), "=l"(y) : "l"(p) : "memory");
+}
+
+__device__ __forceinline__ Word* lines128(const OneShotArgs& a, int owner, std::uint32_t parity, int sender) {
+  char* base = static_cast<char*>(a.ll128Scratch[owner]) + (parity * a.ranks + sender) * a.ll128SlotBytes;
+  return reinterpret_cast<Word*>(base);
+}
+
+// Where one thread's two words sit: line `line` of the piece (valid: it exists), slot `slot`
+// of the line's eight; data words `first` and first + 1 of the chunk, the second of them the
+// flag on slot 7.
+struct LinePlace {
+  bool valid;
+  bool flagSlot;
+  std::size_t line, first;
+  int slot;
+};
+
+__device__ __forceinline__ LinePlace placeOf(std::size_t warpLine, std::size_t lineCount) {
+  const int lane = threadIdx.x % 32;
+  LinePlace p;
+  p.line = warpLine + lane / kLineThreads;
+  p.slot = lane % kLineThreads;
+  p.valid = p.line < lineCount;
+  p.flagSlot = p.slot == kLineThreads - 1;
+  p.first = p.line * kDataWords + 2 * p.slot;
+  return p;
+}
+
+// The thread's two data words of a chunk (0 past its end or in the flag's place).
+__device__ __forceinline__ void loadData(const Word* src, const LinePlace& p, std::size_t words, Word& x, Word& y) {
+  x = p.valid && p.first < words ? src[p.first] : 0;
+  y = p.valid && !p.flagSlot && p.first + 1 < words ? src[p.first + 1] : 0;
+}
+__device__ __forceinline__ void storeData(Word* dst, const LinePlace& p, std::size_t words, Word x, Word y) {
+  if (p.valid && p.first < words) dst[p.first] = x;
+  if (p.valid && !p.flagSlot && p.first + 1 < words) dst[p.first + 1] = y;
+}
+
+// Polls the warp's lines from one sender until every one carries `epoch` in its flag; the
+// whole warp calls it together. Gives up (recording `sender`) after the barrier timeout, or at
+// once where an earlier wait gave up (as waitGivesUp does).
+__device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* base, const LinePlace& p,
+                                           std::uint32_t epoch, int sender, Word& x, Word& y) {
+  const Word* at = base + p.line * kLineWords + 2 * p.slot;
+  unsigned long long start = 0;
+  for (int spins = 0;; ++spins) {
+    x = y = 0;
+    if (p.valid) loadWords(at, x, y);
+    if (__all_sync(0xffffffffu, !p.valid || !p.flagSlot || y == epoch)) return;
+    if (spins == 64) start = globalTimerNs();
+    if (spins > 64 && (spins & 1023) == 0 &&
+        __any_sync(0xffffffffu, *static_cast<volatile std::uint32_t*>(a.error) != 0 ||
+                                    abortRequested(a.abortWord, globalTimerNs() - start) ||
+                                    globalTimerNs() - start > a.timeoutNs)) {
+      if (threadIdx.x % 32 == 0) gaveUp(a, 0, sender);  // from 0: past the bound, records why
+      x = y = 0;
+      return;
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ const Word* inWords(const OneShotArgs& a, int q) {
+  return reinterpret_cast<const Word*>(static_cast<const T*>(a.in) + q * a.inStride);
+}
+template <class T>
+__device__ __forceinline__ Word* outWords(const OneShotArgs& a, int q) {
+  return reinterpret_cast<Word*>(static_cast<T*>(a.out) + q * a.outStride);
+}
+
+__device__ __forceinline__ uint2 asUnit(Word w) {
+  return make_uint2(static_cast<unsigned>(w), static_cast<unsigned>(w >> 32));
+}
+__device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) | static_cast<Word>(u.y) << 32; }
+
+// Every warp takes kWarpLines lines at a time, the grid's warps in turn (a round). In round k
+// a warp sends its lines of round k to every receiver and then finishes those of round
+// k - lag, which the senders' same warp sent `lag` rounds before: their flight overlaps this
+// warp's sending, where finishing only after the last send left every warp's last rounds of
+// polls and loads exposed (line128LagFor; docs/collectives.md, tuned constants).
+// The line warps' work (warp `warp` of kLineWarps in this block): every line this warp owns
+// sent to every receiver and finished from every sender. No branch here depends on the lane
+// but for whole lines (a line's eight lanes always go together), so that each line is stored
+// and loaded by one instruction.
+template <class T, int kRanks>
+__device__ __forceinline__ void moveLines(const OneShotArgs& a, std::uint32_t epoch, std::uint32_t parity, int me,
+                                          int n, int warp) {
+  const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
+  const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * kLineWarps;
+  const std::size_t firstLine = (static_cast<std::size_t>(blockIdx.x) * kLineWarps + warp) * kWarpLines;
+  const std::size_t stride = warps * kWarpLines;
+  auto from = [&](int r) { return lines128(a, me, parity, r); };
+  auto send = [&](std::size_t w) {
+    const LinePlace p = placeOf(w, lineCount);
+    for (int k = 1; k < n; ++k) {
+      const int d = (me + k) % n;  // staggered, as in oneShot's push
+      if (!dataFlows(a, me, d)) continue;
+      Word x, y;
+      loadData(inWords<T>(a, chunkFor(a, d)), p, words, x, y);
+      if (p.flagSlot) y = epoch;
+      if (p.valid) storeWords(lines128(a, d, parity, me) + p.line * kLineWords + 2 * p.slot, x, y);
+    }
+  };
+  // Rank r's two words of line p: this rank's own (from `own`), or the ones rank r sent.
+  auto take = [&](int r, const Word* own, const LinePlace& p, Word& x, Word& y) {
+    if (r == me)
+      loadData(own, p, words, x, y);
+    else
+      awaitLines(a, from(r), p, epoch, r, x, y);
+  };
+  // Rank r's words of line p into `out`, unless they are there already (in place).
+  auto copyFrom = [&](int r, const Word* own, Word* out, const LinePlace& p) {
+    if (r == me && own == out) return;
+    Word x, y;
+    take(r, own, p, x, y);
+    storeData(out, p, words, x, y);
+  };
+  auto finish = [&](std::size_t w) {
+    const LinePlace p = placeOf(w, lineCount);
+    switch (a.op) {
+      case CollOp::kAllReduce:
+      case CollOp::kReduceScatter:
+      case CollOp::kReduce: {
+        if (a.op == CollOp::kReduce && me != a.root) break;
+        uint2 v0[kMaxCommRanks], v1[kMaxCommRanks];  // registers: unrolled constant indices
+#pragma unroll
+        for (int r = 0; r < kMaxCommRanks; ++r)
+          if (r < n) {
+            Word x, y;
+            take(r, inWords<T>(a, a.op == CollOp::kReduceScatter ? me : 0), p, x, y);
+            v0[r] = asUnit(x);
+            v1[r] = asUnit(y);
+          }
+        storeData(outWords<T>(a, 0), p, words, asWord(reduceUnits<T, uint2>(a.redop, v0, n)),
+                  asWord(reduceUnits<T, uint2>(a.redop, v1, n)));
+        break;
+      }
+      case CollOp::kAllGather:
+      case CollOp::kAllToAll: {
+        const Word* own = inWords<T>(a, a.op == CollOp::kAllToAll ? me : 0);
+        for (int r = 0; r < n; ++r) copyFrom(r, own, outWords<T>(a, r), p);
+        break;
+      }
+      case CollOp::kBroadcast:
+      case CollOp::kSendRecv: {
+        copyFrom(a.op == CollOp::kBroadcast ? a.root : (me + n - 1) % n, inWords<T>(a, 0), outWords<T>(a, 0), p);
+        break;
+      }
+    }
+  };
+  // `lag` rounds of sending, then each round sent and the one `lag` rounds back finished,
+  // then the rounds left to finish.
+  std::size_t sendAt = firstLine, finishAt = firstLine;
+  for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
+  for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
+    send(sendAt);
+    finish(finishAt);
+  }
+  for (; finishAt < lineCount; finishAt += stride) finish(finishAt);
+}
+
+// kRanks: 2, where the rank count is known when compiling, or 0 for any. For 2 every array and
+// loop over ranks shrinks to two: 36-40 registers instead of 96-128 and three blocks per SM,
+// which measured faster at every size (docs/collectives.md, tuned constants).
+template <class T, int kRanks>
+__global__ void __launch_bounds__(kLine128Threads, kRanks == 2 ? 3 : 1) oneShotLines128(OneShotArgs a) {
+  const std::uint32_t epoch = beginOperation(a);
+  const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
+  const int me = a.rank, n = kRanks ? kRanks : a.ranks;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == kLineWarps) {
+    // The per-peer warp, block 0's: lane t shows peer t this call, tells it that this rank
+    // has begun where it sends it nothing (a token: the slots' reuse argument needs every rank
+    // to hear from every peer), checks peer t's call (a different call is reported at once;
+    // the line warps' waits then give up), and waits for its token where it receives nothing.
+    if (blockIdx.x == 0 && lane < n && lane != me) {
+      announceCall(a, epoch, lane);
+      if (!dataFlows(a, me, lane)) storeLine(token(a, lane, parity, me), make_uint2(0, 0), epoch);
+      checkCall(a, epoch, lane);
+      if (!dataFlows(a, lane, me)) awaitLine(a, token(a, me, parity, lane), epoch, lane);
+    }
+  } else {
+    moveLines<T, kRanks>(a, epoch, parity, me, n, warp);
+  }
+  endOperation(a);
+}
+
+struct LaunchLines128 {
+  const OneShotArgs& a;
+  cudaStream_t stream;
+  template <class T>
+  cudaError_t operator()() const {
+    const std::size_t words = a.len * sizeof(T) / sizeof(Word);
+    const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
+    const std::size_t linesPerBlock = kThreads / kLineThreads;
+    const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
+    const int blocks = static_cast<int>(
+        std::clamp<std::size_t>((lineCount + linesPerBlock - 1) / linesPerBlock, 1, static_cast<std::size_t>(most)));
+    return launchOneShotKernel(a.ranks == 2 ? oneShotLines128<T, 2> : oneShotLines128<T, 0>, a, blocks, stream,
+                               kLine128Threads);
+  }
+};
+
+struct LoadLines128 {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(oneShotLines128<T, 2>, oneShotLines128<T, 0>);
+  }
+};
+
+}  // namespace
+
+cudaError_t loadOneShotLines128Kernels() { return forEveryType(LoadLines128{}); }
+
+cudaError_t launchOneShotLines128(const OneShotArgs& a, DataType type, cudaStream_t stream) {
+  return dispatchType(type, LaunchLines128{a, stream});
+}
+
+}  // namespace gpupeer

@@ -1,0 +1,53 @@
+#include "ranks/peer_memory.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda/cuda_status.hpp"
+
+namespace gpupeer {
+
+Result<SharedBuffer> shareBuffer(int device, void* pointer, std::size_t bytes) {
+  SharedBuffer b;
+  GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
+  GPUPEER_CUDA_CHECK(device, cudaIpcGetMemHandle(&b.handle, pointer));
+  b.pointer = reinterpret_cast<std::uint64_t>(pointer);
+  b.bytes = bytes;
+  return b;
+}
+
+Status MappedPeerBuffer::map(int device, const SharedBuffer& buffer, pid_t ownerPid) {
+  device_ = device;
+  if (ownerPid == getpid()) {
+    // Threads of one process share the address space; CUDA refuses to open a handle of its own
+    // process. Another GPU's memory is then reached through peer access, which the caller
+    // enables.
+    ptr_ = reinterpret_cast<void*>(buffer.pointer);
+    return Status::ok();
+  }
+  GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
+  const cudaError_t e = cudaIpcOpenMemHandle(&ptr_, buffer.handle, cudaIpcMemLazyEnablePeerAccess);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    ptr_ = nullptr;
+    return GPUPEER_ERROR(ErrorCode::kCuda,
+                         fmt::format("cudaIpcOpenMemHandle of a buffer of process {} on GPU{} failed: {} ({}): the "
+                                     "processes must see each other (same IPC and PID namespace, e.g. docker "
+                                     "--ipc=host --pid=host) and their GPUs must support P2P",
+                                     ownerPid, device, cudaGetErrorName(e), cudaGetErrorString(e)))
+        .withKbId("cuda/ipc-open-mem-handle-failed");
+  }
+  opened_ = true;
+  return Status::ok();
+}
+
+MappedPeerBuffer::~MappedPeerBuffer() {
+  if (!opened_ || !ptr_) return;
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);
+  cudaIpcCloseMemHandle(ptr_);
+  (void)cudaGetLastError();
+  cudaSetDevice(previous);
+}
+
+}  // namespace gpupeer
