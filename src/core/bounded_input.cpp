@@ -89,16 +89,25 @@ int jsonNestingDepth(std::string_view text, int limit) {
 
 std::size_t jsonKeyPastLimit(std::string_view text, std::size_t limit) {
   constexpr std::size_t kArray = std::numeric_limits<std::size_t>::max();
+  // Brackets past this depth are counted, not kept: a document nested that deep is refused by
+  // its depth (kMaxJsonDepth), and a stack of every bracket of "[[[[..." would grow with the
+  // input. Keys inside them are not counted.
+  constexpr std::size_t kKeptDepth = 4 * static_cast<std::size_t>(kMaxJsonDepth);
   std::vector<std::size_t> keys;  // per open bracket: keys so far, or kArray
+  std::size_t untracked = 0;      // open brackets deeper than kKeptDepth
   std::size_t past = std::string_view::npos;
   forEachStructuralChar(text, [&](char c, std::size_t i) {
-    if (c == '{') {
-      keys.push_back(0);
-    } else if (c == '[') {
-      keys.push_back(kArray);
+    if (c == '{' || c == '[') {
+      if (keys.size() < kKeptDepth)
+        keys.push_back(c == '{' ? 0 : kArray);
+      else
+        ++untracked;
     } else if (c == '}' || c == ']') {
-      if (!keys.empty()) keys.pop_back();
-    } else if (c == ':' && !keys.empty() && keys.back() != kArray && ++keys.back() > limit) {
+      if (untracked > 0)
+        --untracked;
+      else if (!keys.empty())
+        keys.pop_back();
+    } else if (c == ':' && untracked == 0 && !keys.empty() && keys.back() != kArray && ++keys.back() > limit) {
       past = i;
       return false;
     }

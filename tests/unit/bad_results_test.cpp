@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/bounded_input.hpp"
 #include "fixture_support.hpp"
 #include "gpupeer/report.hpp"
 #include "kb_test_support.hpp"
@@ -61,6 +62,21 @@ TEST(BadResults, ObjectWithTooManyKeysIsRefusedByCount) {
   keys += "}";
   expectRefused("$ gpupeer bench\n{\"testcase\": \"ce_write\", \"extra\": " + keys + ", \"cells\": []}\n",
                 "results.jsonl:2: a JSON object with more than 10000 keys; refused");
+}
+
+TEST(BadResults, KeysAreCountedPastAVeryDeepArrayWithoutKeepingEachBracket) {
+  // 100,000 brackets are counted, not kept one by one; the object after them still has its keys
+  // counted where it starts.
+  std::string keys = "{";
+  for (int i = 0; i < 10001; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  keys += "}";
+  const std::string text = "[" + std::string(100000, '[') + std::string(100000, ']') + "," + keys + "]";
+  const std::size_t past = jsonKeyPastLimit(text, kMaxJsonObjectKeys);
+  ASSERT_NE(past, std::string_view::npos);
+  EXPECT_EQ(text.rfind(':'), past) << "the 10,001st key, the last of the object";
+  // Keys nested past the kept depth are not counted: such a document is refused by its depth.
+  EXPECT_EQ(jsonKeyPastLimit(std::string(1000, '[') + keys + std::string(1000, ']'), kMaxJsonObjectKeys),
+            std::string_view::npos);
 }
 
 TEST(BadResults, WronglyTypedFieldIsNamed) {
