@@ -291,7 +291,7 @@ TEST_F(BadInputCli, EchoedFileNamesAndReasonsAreShownNotObeyed) {
   std::string noGpu = scratch_.write("no-gpu.json", j.dump());
   // From a snapshot, and from this machine with the variable set (no GPU left to see either way).
   for (const std::string& args : {"topo --snapshot " + noGpu, "doctor --snapshot " + noGpu, std::string("check"),
-                                  std::string("bench -t ce_write")}) {
+                                  std::string("check --ipc"), std::string("bench -t ce_write")}) {
     r = run(args, "CUDA_VISIBLE_DEVICES=\"$(printf 'x\\033[2J')\" ");
     EXPECT_TRUE(args.starts_with("doctor") || r.exitCode == 3) << args << ": " << r.exitCode << r.err;
     for (char c : {'\x1b', '\x07'}) EXPECT_EQ((r.out + r.err).find(c), std::string::npos) << args << r.err;
