@@ -206,7 +206,7 @@ def meta_errors():
         try:
             meta = json.load(open(path, encoding="utf-8"))
         except ValueError as e:
-            meta, out = None, out + [f"{os.path.relpath(path, ROOT)}: not JSON: {e}"]
+            out.append(f"{os.path.relpath(path, ROOT)}: not JSON: {e}")
             continue
         out += [f"{os.path.relpath(path, ROOT)}: {p}" for p in meta_problems(meta, run_dir)]
     return out

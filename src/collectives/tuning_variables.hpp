@@ -23,7 +23,8 @@ struct TuningVariable {
   const char* name;    ///< the environment variable
   const char* option;  ///< the CommunicatorOptions field it fills
   const char* doc;     ///< what it sets, one line
-  /// A second variable read where `name` is not set (NCCL's name for the same switch), or null.
+  /// A second variable for the same field (NCCL's name for the same switch), or null; both are
+  /// read, `name` first, so where both are set the alias's value is the one that stays.
   const char* alias = nullptr;
   /// A numeric field (bytes or a count) and the range the variable may set it to; the field
   /// also takes `rule` (0 or kByRule), which leaves it to the rule `ruleMeans` describes.

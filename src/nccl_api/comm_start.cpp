@@ -135,16 +135,16 @@ void startGpupeer(CommState& s) {
   options.timeoutMs = waitBoundMs();
   Result<std::unique_ptr<RankCommunicator>> made =
       RankCommunicator::initWithAllGather(s.ranks, s.rank, exchange, options);
+  // This rank's own failure is the reason it gives; the agreement it still joins (so that its
+  // peers' exchange counts stay equal) would only name this rank back.
+  std::string agreed;
   if (!made.isOk()) {
     s.why = made.status().toString();
-    if (!*sawFailure) everyRankStarted(s, false, s.why);
-    logWarn("comm {} rank {}/{} (GPU{}): gpupeer did not start, every call to NCCL: {}", fmt::ptr(s.real), s.rank,
-            s.ranks, s.device, s.why);
-    return;
+    if (!*sawFailure) everyRankStarted(s, false, agreed);
+  } else if (!everyRankStarted(s, true, agreed)) {
+    s.why = agreed;
   }
-  std::string why;
-  if (!everyRankStarted(s, true, why)) {
-    s.why = why;
+  if (!s.why.empty()) {
     logWarn("comm {} rank {}/{} (GPU{}): gpupeer did not start, every call to NCCL: {}", fmt::ptr(s.real), s.rank,
             s.ranks, s.device, s.why);
     return;

@@ -1,6 +1,5 @@
 #include "nccl_api/debug_log.hpp"
 
-#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -8,16 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/terminal_text.hpp"
+
 namespace gpupeer::nccl_api {
 
 LogLevel logLevel() {
   static const LogLevel level = [] {
     const char* text = std::getenv("GPUPEER_NCCL_DEBUG");
-    if (text == nullptr || *text == '\0') return LogLevel::kWarn;
-    if (strcasecmp(text, "NONE") == 0) return LogLevel::kNone;
-    if (strcasecmp(text, "INFO") == 0) return LogLevel::kInfo;
-    if (strcasecmp(text, "TRACE") == 0) return LogLevel::kTrace;
-    return LogLevel::kWarn;
+    return text == nullptr ? LogLevel::kWarn : parseLogLevel(text);
   }();
   return level;
 }
@@ -30,8 +27,8 @@ void writeLogLine(const char* level, const std::string& text) {
     return std::string(name);
   }();
   // One write per line, so lines of several threads and processes do not interleave.
-  std::string line =
-      fmt::format("{}:{}:{} gpupeer-nccl {} {}\n", host, getpid(), static_cast<long>(syscall(SYS_gettid)), level, text);
+  std::string line = fmt::format("{}:{}:{} gpupeer-nccl {} {}\n", host, getpid(),
+                                 static_cast<long>(syscall(SYS_gettid)), level, terminalSafe(text));
   (void)!write(STDERR_FILENO, line.data(), line.size());
 }
 

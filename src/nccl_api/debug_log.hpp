@@ -8,12 +8,16 @@
 
 #include <string>
 
+#include "gpupeer/log.hpp"
+
 namespace gpupeer::nccl_api {
 
-enum class LogLevel { kNone, kWarn, kInfo, kTrace };
+using gpupeer::LogLevel;
 
-/// The level GPUPEER_NCCL_DEBUG asks for (read once).
+/// The level GPUPEER_NCCL_DEBUG asks for (read once; parsed as GPUPEER_DEBUG is), independent
+/// of the library's own GPUPEER_DEBUG level.
 LogLevel logLevel();
+/// One line on stderr in one write; the text terminal-safe (it may hold the environment's).
 void writeLogLine(const char* level, const std::string& text);
 
 template <typename... Args>

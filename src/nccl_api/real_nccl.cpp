@@ -53,6 +53,7 @@ void* findReal(RealNccl& real) {
     }
     if (fileOfSymbol(dlsym(handle, "ncclGetVersion")) == own) {
       real.problem = fmt::format("GPUPEER_NCCL_REAL_LIBRARY={} is libgpupeer_nccl.so itself, not NCCL", path);
+      dlclose(handle);
       return nullptr;
     }
     real.path = path;

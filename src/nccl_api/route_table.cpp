@@ -23,7 +23,6 @@ RouteMode routeMode() {
     if (text == nullptr || *text == '\0' || strcasecmp(text, "table") == 0) return RouteMode::kTable;
     if (strcasecmp(text, "nccl") == 0) return RouteMode::kNccl;
     if (strcasecmp(text, "gpupeer") == 0) return RouteMode::kGpupeer;
-    if (strcasecmp(text, "table") == 0) return RouteMode::kTable;
     logWarn("GPUPEER_NCCL_ROUTE={} is not table, gpupeer or nccl: every call goes to NCCL", text);
     return RouteMode::kNccl;
   }();
