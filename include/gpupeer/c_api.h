@@ -200,6 +200,18 @@ void gpupeer_rank_comm_abort(gpupeer_rank_comm* comm);
 /// RankCommunicator::registerBuffer / deregisterBuffer (collective: every rank, same order).
 int gpupeer_rank_comm_register_buffer(gpupeer_rank_comm* comm, void* ptr, size_t bytes, gpupeer_error** error);
 int gpupeer_rank_comm_deregister_buffer(gpupeer_rank_comm* comm, void* ptr, gpupeer_error** error);
+/// How the peers reach the registration that starts at `ptr` (RankCommunicator::
+/// registrationMechanism): "cuda-ipc", "cumem-fd", "same-process" or "none"; null where no live
+/// registration starts there.
+const char* gpupeer_rank_comm_registration_mechanism(const gpupeer_rank_comm* comm, const void* ptr);
+
+/// Device memory that every rank of a communicator can register across processes (cuMem memory
+/// made with the POSIX file descriptor handle type; gpupeer/shareable_memory.hpp), with the
+/// signatures of PyTorch's CUDAPluggableAllocator, so that a torch.cuda.MemPool hands it out.
+/// `stream` is not used. gpupeer_mem_alloc returns null where the memory cannot be had (the
+/// reason goes to standard error); gpupeer_mem_free of any other pointer does nothing but say so.
+void* gpupeer_mem_alloc(ptrdiff_t bytes, int device, void* stream);
+void gpupeer_mem_free(void* ptr, ptrdiff_t bytes, int device, void* stream);
 
 #ifdef __cplusplus
 }

@@ -124,9 +124,11 @@ class RankCommunicator {
   Status groupStart();
   Status groupEnd();
 
-  /// Registers [ptr, ptr + bytes) (device memory of this rank's GPU from cudaMalloc: pool and
-  /// virtual-memory allocations cannot be exported through CUDA IPC and are refused; several
-  /// buffers of one allocation may be registered) so that collectives whose buffers lie
+  /// Registers [ptr, ptr + bytes) (device memory of this rank's GPU: from cudaMalloc, shared
+  /// as a CUDA IPC handle, or cuMem memory made with the POSIX file descriptor handle type, such
+  /// as PyTorch's expandable segments and gpupeer_mem_alloc, shared as descriptors over a Unix
+  /// socket; a stream-ordered pool's cannot be shared and is refused; several buffers of one
+  /// allocation may be registered) so that collectives whose buffers lie
   /// in it may read and write it from the peers directly (see
   /// RankCommOptions::zeroCopyFromBytes). Collective, like ncclCommRegister: every rank
   /// registers its buffer of the same role in the same order, from the host, outside stream
@@ -139,6 +141,11 @@ class RankCommunicator {
   /// Undoes registerBuffer(ptr) (the same pointer); collective, in the same order on every
   /// rank, after every operation that uses the buffer has completed on every rank.
   Status deregisterBuffer(void* ptr);
+  /// How the peers reach the live registration that starts at `ptr`: "cuda-ipc" (a CUDA IPC
+  /// handle), "cumem-fd" (cuMem POSIX file descriptors over a Unix socket), "same-process" (every
+  /// rank a thread of this process: the pointer itself), "none" (one rank); null where no live
+  /// registration starts there.
+  const char* registrationMechanism(const void* ptr) const;
 
   /// After synchronising the stream: kTimeout naming the rank (pid, GPU, bus id) that did not
   /// arrive within the bound, kInvalidArgument naming a rank whose collective call differed

@@ -26,6 +26,7 @@ _OPTIONAL = frozenset((
     "gpupeer_rank_comm_transport", "gpupeer_rank_comm_run", "gpupeer_rank_comm_send", "gpupeer_rank_comm_recv",
     "gpupeer_rank_comm_group_start", "gpupeer_rank_comm_group_end", "gpupeer_rank_comm_check_error",
     "gpupeer_rank_comm_abort", "gpupeer_rank_comm_register_buffer", "gpupeer_rank_comm_deregister_buffer",
+    "gpupeer_rank_comm_registration_mechanism", "gpupeer_mem_alloc", "gpupeer_mem_free",
     "gpupeer_snapshot_text", "gpupeer_report"))
 
 EXPECTED_C_API_VERSION = _c_api.GPUPEER_C_API_VERSION

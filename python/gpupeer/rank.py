@@ -229,16 +229,23 @@ class RankCommunicator:
         self._call(lib.gpupeer_rank_comm_check_error)
 
     def register_buffer(self, tensor):
-        """Registers the tensor's memory (from cudaMalloc, e.g. PyTorch's caching allocator
-        with expandable segments off) so that all-reduces, all-gathers and reduce-scatters on
-        it read the peers' memory directly. Collective: every rank registers its tensor of the
-        same role in the same order (ncclCommRegister's rule); see docs/multi-process.md."""
+        """Registers the tensor's memory so that large collectives on it read the peers' memory
+        directly where that was measured faster, and says how the peers reach it: "cuda-ipc"
+        (cudaMalloc memory, PyTorch's caching allocator by default, also a tensor inside a larger
+        segment), "cumem-fd" (cuMem memory: PyTorch's expandable_segments:True, a
+        gpupeer.torch.mem_pool(), ncclMemAlloc), "same-process" or "none" (one rank). Collective:
+        every rank registers its tensor of the same role in the same order (ncclCommRegister's
+        rule); see docs/multi-process.md."""
         _require("gpupeer_rank_comm_register_buffer")
         buf = self._buffer(tensor, "tensor")
         code = lib.gpupeer_rank_comm_register_buffer(self._live(), buf[PTR], buf[COUNT] * tensors.ELEMENT_BYTES[buf[DTYPE]],
                                                      self._err.address)
         if code != 0:
             self._err.raise_for(code)
+        if not _lib.has("gpupeer_rank_comm_registration_mechanism"):
+            return None
+        how = lib.gpupeer_rank_comm_registration_mechanism(self._live(), buf[PTR])
+        return how.decode() if how else None
 
     def deregister_buffer(self, tensor):
         """Undoes register_buffer(tensor); collective, after every operation on it completed."""

@@ -9,7 +9,7 @@ import itertools
 import torch as _torch
 import torch.distributed as _dist
 
-from . import errors, rank
+from . import _lib, errors, rank
 
 _communicators = {}  # id -> RankCommunicator, for the custom ops (which take plain ints)
 _next_id = itertools.count(1)
@@ -30,6 +30,19 @@ def init_from_process_group(group=None, device=None, timeout_ms=None):
         return blobs
 
     return rank.init_with_all_gather(my_rank, world, all_gather, device=device, timeout_ms=timeout_ms)
+
+
+def mem_pool():
+    """A torch.cuda.MemPool whose memory comes from gpupeer (gpupeer_mem_alloc): cuMem memory
+    that register_buffer shares with the other processes as file descriptors, as NCCL's
+    ncclMemAlloc memory is shared by ncclCommRegister. Tensors made under
+    ``with torch.cuda.use_mem_pool(pool):`` come from it; register them with
+    comm.register_buffer(tensor). PyTorch's own expandable segments
+    (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) register the same way without a pool."""
+    if not _lib.has("gpupeer_mem_alloc"):
+        raise errors.UnsupportedError("mem_pool: %s has no gpupeer_mem_alloc (rebuild it)" % _lib.lib.path)
+    allocator = _torch.cuda.memory.CUDAPluggableAllocator(_lib.lib.path, "gpupeer_mem_alloc", "gpupeer_mem_free")
+    return _torch.cuda.MemPool(allocator.allocator())
 
 
 def register(comm):

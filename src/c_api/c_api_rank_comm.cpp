@@ -166,4 +166,8 @@ int gpupeer_rank_comm_deregister_buffer(gpupeer_rank_comm* comm, void* ptr, gpup
   });
 }
 
+const char* gpupeer_rank_comm_registration_mechanism(const gpupeer_rank_comm* comm, const void* ptr) {
+  return comm ? comm->comm->registrationMechanism(ptr) : nullptr;
+}
+
 }  // extern "C"

@@ -27,10 +27,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "check/fd_passing.hpp"
 #include "check/ipc_protocol.hpp"
+#include "core/fd_passing.hpp"
 #include "cuda/cuda_status.hpp"
-#include "cuda/driver_entry.hpp"
+#include "cuda/vmm_memory.hpp"
 #include "gpupeer/pattern.hpp"
 
 extern char** environ;
@@ -256,64 +256,22 @@ bool childRoleInThisProgram() {
   return found;
 }
 
-// A cuMem allocation exportable as a POSIX descriptor, mapped here; the driver entry points the
-// runtime hands out, so nothing links libcuda.
-class VmmBuffer {
- public:
-  ~VmmBuffer() {
-    if (fd_ >= 0) ::close(fd_);
-    if (mapped_) unmap_(va_, kBytes);
-    if (va_) free_(va_, kBytes);
-    if (handle_) release_(handle_);
-  }
+// A cuMem allocation of kBytes exportable as a POSIX descriptor (the mechanism registered
+// user buffers use: cuda/vmm_memory.hpp), mapped here, and its descriptor.
+struct VmmBuffer {
+  std::unique_ptr<vmm::ShareableAllocation> memory;
+  UniqueFd fd;
   // Why it could not be made ("" when it was).
   std::string create(int device) {
-    auto create = driverEntryPoint<decltype(&cuMemCreate)>("cuMemCreate");
-    auto reserve = driverEntryPoint<decltype(&cuMemAddressReserve)>("cuMemAddressReserve");
-    auto map = driverEntryPoint<decltype(&cuMemMap)>("cuMemMap");
-    auto access = driverEntryPoint<decltype(&cuMemSetAccess)>("cuMemSetAccess");
-    auto exportFd = driverEntryPoint<decltype(&cuMemExportToShareableHandle)>("cuMemExportToShareableHandle");
-    unmap_ = driverEntryPoint<decltype(&cuMemUnmap)>("cuMemUnmap");
-    free_ = driverEntryPoint<decltype(&cuMemAddressFree)>("cuMemAddressFree");
-    release_ = driverEntryPoint<decltype(&cuMemRelease)>("cuMemRelease");
-    if (!create || !reserve || !map || !access || !exportFd || !unmap_ || !free_ || !release_)
-      return "this driver has no cuMem (VMM) API";
-    CUmemAllocationProp prop{};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = device;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    CUmemAccessDesc desc{};
-    desc.location = prop.location;
-    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CUresult r;
-    if ((r = create(&handle_, kBytes, &prop, 0)) != CUDA_SUCCESS) return "cuMemCreate: " + errorText(r);
-    if ((r = reserve(&va_, kBytes, 0, 0, 0)) != CUDA_SUCCESS) return "cuMemAddressReserve: " + errorText(r);
-    if ((r = map(va_, kBytes, 0, handle_, 0)) != CUDA_SUCCESS) return "cuMemMap: " + errorText(r);
-    mapped_ = true;
-    if ((r = access(va_, kBytes, &desc, 1)) != CUDA_SUCCESS) return "cuMemSetAccess: " + errorText(r);
-    if ((r = exportFd(&fd_, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) != CUDA_SUCCESS) {
-      fd_ = -1;
-      return "cuMemExportToShareableHandle(POSIX file descriptor): " + errorText(r);
-    }
+    Result<std::unique_ptr<vmm::ShareableAllocation>> made = vmm::ShareableAllocation::create(device, kBytes);
+    if (!made.isOk()) return made.status().message();
+    memory = std::move(made.value());
+    Result<std::vector<vmm::ExportedSegment>> exported = vmm::exportSegments(device, memory->get(), kBytes);
+    if (!exported.isOk()) return exported.status().message();
+    fd = std::move(exported.value().front().fd);
     return "";
   }
-  void* pointer() const { return reinterpret_cast<void*>(va_); }
-  int fd() const { return fd_; }
-
- private:
-  static std::string errorText(CUresult r) {
-    auto name = driverEntryPoint<decltype(&cuGetErrorName)>("cuGetErrorName");
-    const char* n = nullptr;
-    return name && name(r, &n) == CUDA_SUCCESS && n ? n : std::to_string(static_cast<int>(r));
-  }
-  CUmemGenericAllocationHandle handle_{};
-  CUdeviceptr va_ = 0;
-  bool mapped_ = false;
-  int fd_ = -1;
-  decltype(&cuMemUnmap) unmap_ = nullptr;
-  decltype(&cuMemAddressFree) free_ = nullptr;
-  decltype(&cuMemRelease) release_ = nullptr;
+  void* pointer() const { return memory ? memory->get() : nullptr; }
 };
 
 // Starts this program again as the second process, with `childSock` as its end of the socket.
@@ -388,7 +346,7 @@ Result<IpcCheckReport> runIpcCheck(const Snapshot& s, int device) {
   std::string vmmProblem = vmm.create(device), vmmNote;
   if (vmmProblem.empty()) {
     GPUPEER_CUDA_CHECK(device, cudaMemcpy(vmm.pointer(), pattern.data(), kBytes, cudaMemcpyHostToDevice));
-    q.cumemFd = vmm.fd();
+    q.cumemFd = vmm.fd.get();
     // The memory type matters: cudaIpcGetMemHandle refuses cuMem allocations, which travel only
     // as file descriptors (or fabric handles); said in the report, since code that hands such a
     // buffer to cudaIpc fails that way.

@@ -131,8 +131,10 @@ const char* ncclGetLastError(ncclComm_t comm) {
 }
 
 // Windows are registered by every rank together (NCCL's contract), as gpupeer's buffers must
-// be: gpupeer registers the window's buffer too, and its zero-copy kernels may then read it.
-// Buffers CUDA IPC cannot export (ncclMemAlloc's virtual memory) stay NCCL's alone.
+// be: gpupeer registers the window's buffer too (cudaMalloc memory by CUDA IPC, ncclMemAlloc's
+// cuMem memory by file descriptors), and its zero-copy kernels may then read it. A buffer no
+// other process can map stays NCCL's alone. ncclCommRegister is not collective, so gpupeer does
+// not register its buffers (a rank would wait for peers that never register).
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclCommWindowRegister, comm, buff, size, win, winFlags);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommWindowRegister, comm, buff, size, win, winFlags));

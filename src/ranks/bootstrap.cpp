@@ -32,15 +32,6 @@ struct Hello {
   std::uint32_t rank, nranks;
 };
 
-sockaddr_un addressOf(const std::string& name, socklen_t& length) {
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  // Abstract namespace (leading NUL): no file to clean up after a crash.
-  std::memcpy(a.sun_path + 1, name.data(), name.size());
-  length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  return a;
-}
-
 Status systemError(const std::string& what) {
   return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("bootstrap: {}: {}", what, std::strerror(errno)));
 }
@@ -116,7 +107,7 @@ Result<Bootstrap> Bootstrap::join(int nranks, const UniqueId& id, int rank, int 
   b.timeoutMs_ = timeoutMs;
   if (nranks == 1) return b;
   socklen_t length = 0;
-  const sockaddr_un address = addressOf(name.value(), length);
+  const sockaddr_un address = abstractAddress(name.value(), length);
   Hello hello{};
   std::memcpy(hello.magic, kMagic, sizeof kMagic);
   std::memcpy(hello.nonce, id.bytes.data() + sizeof kMagic, kNonceBytes);

@@ -40,6 +40,16 @@ Status MappedPeerBuffer::map(int device, const SharedBuffer& buffer, pid_t owner
   return Status::ok();
 }
 
+Status MappedPeerBuffer::mapSegments(int device, const std::vector<UniqueFd>& fds,
+                                     const std::vector<std::size_t>& bytes) {
+  device_ = device;
+  auto segments = std::make_unique<vmm::ImportedSegments>();
+  GPUPEER_RETURN_IF_ERROR(segments->map(device, fds, bytes));
+  ptr_ = segments->get();
+  segments_ = std::move(segments);
+  return Status::ok();
+}
+
 MappedPeerBuffer::~MappedPeerBuffer() {
   if (!opened_ || !ptr_) return;
   int previous = 0;

@@ -224,6 +224,12 @@ Status RankCommunicator::deregisterBuffer(void* ptr) {
   return deregisterRankBuffer(*impl_, ptr);
 }
 
+const char* RankCommunicator::registrationMechanism(const void* ptr) const {
+  for (const Registration& r : impl_->registrations)
+    if (r.live && r.base == ptr) return r.mechanism;
+  return nullptr;
+}
+
 namespace {
 
 // What the kernels' error word (and, for a mismatch, the two calls written beside it) means.

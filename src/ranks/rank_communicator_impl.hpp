@@ -32,6 +32,7 @@ struct Registration {
   bool live = false;
   const char* base = nullptr;  ///< this rank's registered range
   std::size_t bytes = 0;
+  const char* mechanism = "";  ///< how the peers mapped it (RankCommunicator::registrationMechanism)
   std::vector<std::shared_ptr<MappedPeerBuffer>> mapped;
 };
 

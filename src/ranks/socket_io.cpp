@@ -4,7 +4,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -24,6 +26,14 @@ Status awaitReady(int fd, short events, SocketDeadline deadline, const char* wha
 }
 
 }  // namespace
+
+sockaddr_un abstractAddress(const std::string& name, socklen_t& length) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path + 1, name.data(), std::min(name.size(), sizeof a.sun_path - 1));
+  length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + std::min(name.size(), sizeof a.sun_path - 1));
+  return a;
+}
 
 int millisecondsLeft(SocketDeadline deadline) {
   const auto left =

@@ -2,6 +2,9 @@
 // Bounded reads and writes on a connected socket, and length-prefixed messages over them:
 // the bootstrap's only I/O. Internal.
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -24,6 +27,10 @@ Status recvAll(int fd, void* data, std::size_t bytes, SocketDeadline deadline);
 /// A 4-byte length, then the bytes.
 Status sendMessage(int fd, const std::string& message, SocketDeadline deadline);
 Result<std::string> recvMessage(int fd, SocketDeadline deadline);
+
+/// The address of `name` in the abstract namespace (leading NUL: no file to clean up after a
+/// crash) and its length.
+sockaddr_un abstractAddress(const std::string& name, socklen_t& length);
 
 /// Milliseconds until `deadline`, at least 0.
 int millisecondsLeft(SocketDeadline deadline);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda/device_memory.hpp"
+#include "cuda/vmm_memory.hpp"
 #include "harness/collective_reference.hpp"
 #include "rank_scenarios.hpp"
 #include "rank_worker_checks.hpp"
@@ -80,7 +81,29 @@ void manyPieceSumsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream) {
   cudaGraphExecDestroy(exec);
 }
 
-void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool registered) {
+namespace {
+
+// A send or receive buffer: cudaMalloc's, or cuMem memory in 20 MiB chunks, as PyTorch's
+// expandable segments map theirs (a registration then spans several segments, each passed to
+// the peers as a descriptor of its own).
+struct WorkerBuffer {
+  DeviceBuffer plain;
+  std::unique_ptr<vmm::ShareableAllocation> cuMem;
+  Status allocate(int device, std::size_t bytes, bool inCuMem) {
+    if (!inCuMem) return plain.allocate(device, bytes);
+    Result<std::unique_ptr<vmm::ShareableAllocation>> made = vmm::ShareableAllocation::create(device, bytes, 20u << 20);
+    if (!made.isOk()) return made.status();
+    cuMem = std::move(made.value());
+    return Status::ok();
+  }
+  void* get() const { return cuMem ? cuMem->get() : plain.get(); }
+  std::uint8_t* bytes() const { return static_cast<std::uint8_t*>(get()); }
+  std::size_t size() const { return cuMem ? cuMem->bytes() : plain.size(); }
+};
+
+}  // namespace
+
+void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool registered, bool cuMem) {
   const int n = comm.ranks(), rank = comm.rank(), device = comm.device();
   struct Size {
     DataType type;
@@ -102,13 +125,19 @@ void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool r
       {DataType::kFloat32, (9u << 20) + 3, 0, false},       {DataType::kBFloat16, (9u << 20) + 1, 0, true}};
   const std::size_t most = static_cast<std::size_t>(n) * ((9u << 20) + 8) * 4 + 64;
   const std::size_t allReduce256 = 64u << 20;  // floats: 256 MiB
-  DeviceBuffer send, recv;
-  if (!ok(send.allocate(device, std::max(most, allReduce256 * 4)), "send buffer") ||
-      !ok(recv.allocate(device, std::max(most, allReduce256 * 4)), "receive buffer"))
+  WorkerBuffer send, recv;
+  if (!ok(send.allocate(device, std::max(most, allReduce256 * 4), cuMem), "send buffer") ||
+      !ok(recv.allocate(device, std::max(most, allReduce256 * 4), cuMem), "receive buffer"))
     return;
   if (registered && (!ok(comm.registerBuffer(send.get(), send.size()), "register send") ||
                      !ok(comm.registerBuffer(recv.get(), recv.size()), "register recv")))
     return;
+  if (registered) {
+    const char* how = comm.registrationMechanism(send.get());
+    const std::string want = n == 1 ? "none" : cuMem ? "cumem-fd" : "cuda-ipc";
+    WORKER_CHECK(how && how == want, "registered as %s, not %s", how ? how : "nothing", want.c_str());
+    std::printf("registered by %s\n", how ? how : "nothing");
+  }
   const CollOp ops[] = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
                         CollOp::kReduce,    CollOp::kAllToAll,  CollOp::kSendRecv};
   unsigned call = 0;
@@ -162,7 +191,8 @@ void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool r
     wrong += !one(CollOp::kAllReduce, {DataType::kFloat32, allReduce256, 0, false}, graph);
     ++made;
   }
-  std::printf("ok large calls%s: %d of %d wrong\n", registered ? " registered" : "", wrong, made);
+  std::printf("ok large calls%s%s: %d of %d wrong\n", registered ? " registered" : "", cuMem ? " in cuMem" : "", wrong,
+              made);
   if (registered) {
     ok(comm.deregisterBuffer(send.get()), "deregister send");
     ok(comm.deregisterBuffer(recv.get()), "deregister recv");

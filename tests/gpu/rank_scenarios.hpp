@@ -20,8 +20,10 @@ void manyPieceSumsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream);
 
 /// Every collective at sizes of many pieces, odd counts and a misaligned offset, in place and
 /// out of place, each call on a salt the call before it did not use, eagerly and from a graph;
-/// with `registered` the buffers are registered first. Then an all-reduce of 256 MiB.
-void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool registered);
+/// with `registered` the buffers are registered first; with `cuMem` they are cuMem memory of
+/// several segments (shared as POSIX descriptors), else cudaMalloc's. Then an all-reduce of
+/// 256 MiB.
+void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool registered, bool cuMem = false);
 
 /// `calls` collectives of random operation, type, operator, root, size and alignment, each
 /// run by this communicator and by NCCL (one communicator per process) on the same inputs;

@@ -376,7 +376,7 @@ int run(int argc, char** argv) {
   const bool mismatch = scenario.rfind("mismatch-", 0) == 0;
   const bool large = scenario == "many-piece-sums" || scenario.rfind("large-calls", 0) == 0 || scenario == "soak";
   if (!mismatch && !large) options.slotBytes = 64u << 10;
-  if (!large || scenario == "large-calls-registered") options.zeroCopyFromBytes = 0;
+  if (!large || scenario.rfind("large-calls-registered", 0) == 0) options.zeroCopyFromBytes = 0;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     std::printf("init failed: %s\n", made.status().toString().c_str());
@@ -400,8 +400,9 @@ int run(int argc, char** argv) {
     w.mismatched(scenario.substr(9), timeoutMs);
   } else if (scenario == "many-piece-sums") {
     manyPieceSumsOnFreshInputs(comm, w.s());
-  } else if (scenario == "large-calls" || scenario == "large-calls-registered") {
-    largeCallsOnFreshInputs(comm, w.s(), scenario == "large-calls-registered");
+  } else if (scenario == "large-calls" || scenario == "large-calls-registered" ||
+             scenario == "large-calls-registered-cumem") {
+    largeCallsOnFreshInputs(comm, w.s(), scenario != "large-calls", scenario == "large-calls-registered-cumem");
   } else if (scenario == "soak") {
     soakAgainstNccl(comm, w.s(), 10000);
   } else if (scenario == "abort") {

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "check/fd_passing.hpp"
 #include "check/ipc_protocol.hpp"
+#include "core/fd_passing.hpp"
 #include "fixture_support.hpp"
 #include "probe/probe_parts.hpp"
 

@@ -128,6 +128,60 @@ def registered(comm, rank, world, device):
     return failures
 
 
+def registered_memory_kinds(comm, rank, world, device):
+    """Registration of what torch users have, each checked by an all_gather of 32 MiB per rank
+    and an all_reduce of 64 MiB on the registered tensors (sizes read directly on 2 ranks):
+    tensors of the caching allocator, one inside a larger segment (cudaMalloc memory: CUDA IPC),
+    tensors of a gpupeer.torch.mem_pool() and of expandable segments (cuMem memory: file
+    descriptors). Returns the failures."""
+    failures, count = [], 8 * 1024 * 1024
+
+    def check(kind, want, make):
+        x, gathered, summed = make()
+        for t in (x, gathered, summed):
+            how = comm.register_buffer(t)
+            if how != want:
+                failures.append("%s rank %d: registered by %r, expected %r" % (kind, rank, how, want))
+        summed.copy_(rank_input(rank, 2 * count, torch.float32, device))
+        comm.all_gather(x, gathered)
+        comm.all_reduce(summed)
+        torch.cuda.synchronize(device)
+        for op, got, n in (("all_gather", gathered, count), ("all_reduce", summed, 2 * count)):
+            want_values = expected(op, rank, world, n, torch.float32, device)
+            if not torch.equal(got, want_values):
+                wrong = int((got != want_values).sum())
+                failures.append("%s %s rank %d: %d wrong elements" % (kind, op, rank, wrong))
+        for t in (x, gathered, summed):
+            comm.deregister_buffer(t)
+        comm.check_error()
+
+    def tensors():
+        return (rank_input(rank, count, torch.float32, device),
+                torch.empty(world * count, dtype=torch.float32, device=device),
+                torch.empty(2 * count, dtype=torch.float32, device=device))
+
+    def inside_a_segment():
+        big = torch.empty(world * count + 4 * count + 2 * count + 1024, dtype=torch.float32, device=device)
+        x = big[1024:1024 + count]
+        x.copy_(rank_input(rank, count, torch.float32, device))
+        return x, big[2 * count:2 * count + world * count], big[-2 * count:]
+
+    check("caching allocator", "cuda-ipc", tensors)
+    check("caching allocator, inside one segment", "cuda-ipc", inside_a_segment)
+    pool = gpupeer.torch.mem_pool()
+    with torch.cuda.use_mem_pool(pool):
+        made = tensors()
+    check("gpupeer.torch.mem_pool", "cumem-fd", lambda: made)
+    del made
+    torch.cuda.memory._set_allocator_settings("expandable_segments:True")
+    torch.cuda.empty_cache()  # else the cached cudaMalloc segments of the checks above serve them
+    try:
+        check("expandable segments", "cumem-fd", tensors)
+    finally:
+        torch.cuda.memory._set_allocator_settings("expandable_segments:False")
+    return failures
+
+
 def compiled(comm, rank, world, device):
     """gpupeer's all_reduce inside torch.compile(fullgraph=True): no graph break."""
     key = gpupeer.torch.register(comm)
@@ -164,6 +218,7 @@ def worker(rank, world, init_method, how, results):
         failures = collectives(comm, rank, world, device)
         failures += graph_capture(comm, rank, world, device)
         failures += registered(comm, rank, world, device)
+        failures += registered_memory_kinds(comm, rank, world, device)
         if how != "unique_id":
             failures += compiled(comm, rank, world, device)
         dist.barrier()

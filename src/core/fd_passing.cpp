@@ -1,4 +1,4 @@
-#include "check/fd_passing.hpp"
+#include "core/fd_passing.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>
