@@ -61,13 +61,14 @@ struct RankCommOptions {
   std::size_t slotBytes = 0;
   /// zeroCopyFromBytes left to the rule.
   static constexpr std::size_t kZeroCopyByRule = ~std::size_t{0};
-  /// All-reduces, all-gathers and reduce-scatters of at least this many bytes per rank whose
-  /// buffers lie in registered buffers (registerBuffer) read and write the peers' buffers
-  /// directly (the pull kernel) instead of going through the scratch. kZeroCopyByRule: where
-  /// that was measured faster (2 ranks: all-reduce and reduce-scatter from 64 MiB, all-gather
-  /// from 32 MiB; more ranks: all-gather from 4 MiB; src/ranks/zero_copy_rules.hpp). Must be
-  /// the same on every rank (a call that takes the pull kernel on some ranks only is reported
-  /// as a mismatch).
+  /// All-reduces, all-gathers, reduce-scatters, broadcasts and reduces of at least this many
+  /// bytes per rank whose buffers lie in registered buffers (registerBuffer) read and write the
+  /// peers' buffers directly (the pull kernel) instead of going through the scratch.
+  /// kZeroCopyByRule: where that was measured faster (2 ranks: all-reduce and reduce-scatter
+  /// from 64 MiB, all-gather from 32 MiB; more ranks: all-gather from 4 MiB, broadcast from
+  /// 512 KiB below 128 MiB, reduce from 1 MiB below 64 MiB; src/ranks/zero_copy_rules.hpp).
+  /// Must be the same on every rank (a call that takes the pull kernel on some ranks only is
+  /// reported as a mismatch).
   std::size_t zeroCopyFromBytes = kZeroCopyByRule;
 
   /// The slot of `ranks` ranks where slotBytes is 0: 16 MiB up to 4 ranks, where fewer, larger

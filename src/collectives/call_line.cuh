@@ -92,8 +92,10 @@ __device__ __forceinline__ void registeredBuffersOf(const OneShotArgs& a, std::u
     sendRef = awaitLine(a, callLine(a, a.rank, epoch & 1, t, 1), epoch, t);
     recvRef = awaitLine(a, callLine(a, a.rank, epoch & 1, t, 2), epoch, t);
   }
-  send = registeredAt(a, sendRef, t, a.sendBytes);
-  recv = registeredAt(a, recvRef, t, a.recvBytes);
+  // A broadcast's other ranks read no input and a reduce's write no output (NCCL ignores those
+  // buffers): they need not be registered, and their references are not resolved.
+  if (!(a.op == CollOp::kBroadcast && t != a.root)) send = registeredAt(a, sendRef, t, a.sendBytes);
+  if (!(a.op == CollOp::kReduce && t != a.root)) recv = registeredAt(a, recvRef, t, a.recvBytes);
 }
 
 }  // namespace oneshot

@@ -95,18 +95,18 @@ Result<CollAlgo> scratchAlgorithm(CollOp op, std::size_t bytes, int ranks) {
   return chooseAlgorithm(op, bytes, ranks, true, "", algorithmTable(), false, false, false, /*hostKnowsPeers=*/false);
 }
 
-// What a call whose buffers lie in registered buffers takes instead of the scratch, from
-// zeroCopyFromBytes (or the rule's) per rank (`rankBytes`: count x element size): the pull kernel for a
-// reduce-scatter, split (the peers' buffers read and written) for an all-reduce or
-// all-gather; nothing for the other operations.
+// What a call whose buffers lie in registered buffers takes instead of the scratch, at
+// zeroCopyFromBytes and above (or the rule's sizes) per rank (`rankBytes`: count x element size): the pull kernel for a
+// reduce-scatter, split (the peers' buffers read and written) for an all-reduce, all-gather,
+// broadcast or reduce; nothing for alltoall (and send/recv, which have channels of their own).
 std::optional<CollAlgo> zeroCopyAlgorithm(const RankCommunicator::Impl& c, CollOp op, std::size_t rankBytes) {
-  const std::optional<std::size_t> from = c.zeroCopyFromBytes == RankCommOptions::kZeroCopyByRule
-                                              ? zeroCopyFromBytesFor(op, c.n())
-                                              : std::optional<std::size_t>(c.zeroCopyFromBytes);
-  if (c.n() < 2 || !from || rankBytes < *from) return std::nullopt;
+  const std::optional<ZeroCopySizes> sizes = c.zeroCopyFromBytes == RankCommOptions::kZeroCopyByRule
+                                                 ? zeroCopySizesFor(op, c.n())
+                                                 : std::optional<ZeroCopySizes>(ZeroCopySizes{c.zeroCopyFromBytes});
+  if (c.n() < 2 || !sizes || !sizes->holds(rankBytes)) return std::nullopt;
   if (op == CollOp::kReduceScatter) return CollAlgo::kPull;
-  if (op == CollOp::kAllReduce || op == CollOp::kAllGather) return CollAlgo::kSplit;
-  return std::nullopt;
+  if (op == CollOp::kAllToAll || op == CollOp::kSendRecv) return std::nullopt;
+  return CollAlgo::kSplit;
 }
 
 }  // namespace
@@ -157,9 +157,15 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
   RegisteredCall registered;
   const std::size_t es = dataTypeSize(type);
   const std::optional<CollAlgo> direct = zeroCopyAlgorithm(c, op, count * es);
-  const bool zeroCopy =
-      direct && findRegistered(c, q.send[c.rank], collectiveInputElements(op, count, n) * es, registered.sendRef) &&
-      findRegistered(c, q.recv[c.rank], collectiveOutputElements(op, count, n) * es, registered.recvRef);
+  // A broadcast's other ranks read no input and a reduce's write no output: only the buffers
+  // this rank uses must be registered (the unused one's reference stays empty).
+  const bool readsSend = !(op == CollOp::kBroadcast && c.rank != root);
+  const bool writesRecv = !(op == CollOp::kReduce && c.rank != root);
+  const bool zeroCopy = direct &&
+                        (!readsSend || findRegistered(c, q.send[c.rank], collectiveInputElements(op, count, n) * es,
+                                                      registered.sendRef)) &&
+                        (!writesRecv || findRegistered(c, q.recv[c.rank], collectiveOutputElements(op, count, n) * es,
+                                                       registered.recvRef));
   const std::size_t bytes = collectiveBytes(op, count, type, n);
   CollAlgo algo = zeroCopy ? *direct : CollAlgo::kOneShot;
   if (!zeroCopy && n > 1) {
@@ -172,7 +178,7 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
                   n == 1 ? "copy" : collAlgoName(algo));
   if (zeroCopy) {
     registered.table = static_cast<const RegisteredBuffer*>(c.registeredTable.get());
-    return runPull(c.core, q, op != CollOp::kReduceScatter, &registered);
+    return runPull(c.core, q, *direct == CollAlgo::kSplit, &registered);
   }
   if (algo == CollAlgo::kTwoShot) return runTwoShot(c.core, q);
   if (algo == CollAlgo::kChain) return runChain(c.core, q);

@@ -1,4 +1,4 @@
-// From which size registered buffers are read directly: the rule measured on 2 and 4 H200
+// At which sizes registered buffers are read directly: the rule measured on 2 and 4 H200
 // (ranks/zero_copy_rules.hpp).
 #include "ranks/zero_copy_rules.hpp"
 
@@ -7,26 +7,44 @@
 namespace gpupeer {
 namespace {
 
-constexpr std::size_t kMiB = 1u << 20;
+constexpr std::size_t kKiB = 1u << 10, kMiB = 1u << 20;
 
-TEST(ZeroCopyRules, TwoRanksReadDirectlyOnlyForLargeMessages) {
-  EXPECT_EQ(zeroCopyFromBytesFor(CollOp::kAllReduce, 2), 64 * kMiB);
-  EXPECT_EQ(zeroCopyFromBytesFor(CollOp::kReduceScatter, 2), 64 * kMiB);
-  EXPECT_EQ(zeroCopyFromBytesFor(CollOp::kAllGather, 2), 32 * kMiB);
+std::size_t fromOf(CollOp op, int ranks) {
+  std::optional<ZeroCopySizes> s = zeroCopySizesFor(op, ranks);
+  return s ? s->from : 0;
 }
 
-TEST(ZeroCopyRules, MoreRanksReadDirectlyOnlyForAllGather) {
+TEST(ZeroCopyRules, TwoRanksReadDirectlyOnlyForLargeMessages) {
+  EXPECT_EQ(fromOf(CollOp::kAllReduce, 2), 64 * kMiB);
+  EXPECT_EQ(fromOf(CollOp::kReduceScatter, 2), 64 * kMiB);
+  EXPECT_EQ(fromOf(CollOp::kAllGather, 2), 32 * kMiB);
+  EXPECT_TRUE(zeroCopySizesFor(CollOp::kAllReduce, 2)->holds(std::size_t{1} << 40)) << "no upper bound";
+  for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce})
+    EXPECT_FALSE(zeroCopySizesFor(op, 2).has_value()) << collOpName(op);
+}
+
+TEST(ZeroCopyRules, MoreRanksReadDirectlyForAllGatherAndWhereTheChainWouldRun) {
   for (int ranks : {3, 4, 8}) {
-    EXPECT_EQ(zeroCopyFromBytesFor(CollOp::kAllGather, ranks), 4 * kMiB) << ranks;
-    EXPECT_FALSE(zeroCopyFromBytesFor(CollOp::kAllReduce, ranks).has_value()) << ranks;
-    EXPECT_FALSE(zeroCopyFromBytesFor(CollOp::kReduceScatter, ranks).has_value()) << ranks;
+    EXPECT_EQ(fromOf(CollOp::kAllGather, ranks), 4 * kMiB) << ranks;
+    EXPECT_FALSE(zeroCopySizesFor(CollOp::kAllReduce, ranks).has_value()) << ranks;
+    EXPECT_FALSE(zeroCopySizesFor(CollOp::kReduceScatter, ranks).has_value()) << ranks;
+    const ZeroCopySizes broadcast = *zeroCopySizesFor(CollOp::kBroadcast, ranks);
+    EXPECT_FALSE(broadcast.holds(256 * kKiB)) << "the one-shot kernel is faster there";
+    EXPECT_TRUE(broadcast.holds(512 * kKiB));
+    EXPECT_TRUE(broadcast.holds(64 * kMiB));
+    EXPECT_FALSE(broadcast.holds(128 * kMiB)) << "the chain is faster from there";
+    const ZeroCopySizes reduce = *zeroCopySizesFor(CollOp::kReduce, ranks);
+    EXPECT_FALSE(reduce.holds(512 * kKiB));
+    EXPECT_TRUE(reduce.holds(1 * kMiB));
+    EXPECT_TRUE(reduce.holds(32 * kMiB));
+    EXPECT_FALSE(reduce.holds(64 * kMiB));
   }
 }
 
 TEST(ZeroCopyRules, OperationsWithoutTheDirectPathNeverTakeIt) {
   for (int ranks : {2, 4})
-    for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce, CollOp::kAllToAll, CollOp::kSendRecv})
-      EXPECT_FALSE(zeroCopyFromBytesFor(op, ranks).has_value()) << collOpName(op) << " on " << ranks;
+    for (CollOp op : {CollOp::kAllToAll, CollOp::kSendRecv})
+      EXPECT_FALSE(zeroCopySizesFor(op, ranks).has_value()) << collOpName(op) << " on " << ranks;
 }
 
 }  // namespace

@@ -511,7 +511,8 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
                   "ranks, 4M from 5): larger messages go in pieces of it");
   sub->add_flag("--registered", opts->registered,
                 "with --procs: register each rank's send and receive buffers (registerBuffer), so that "
-                "all-reduce, all-gather and reduce-scatter read and write the peers' buffers directly");
+                "all-reduce, all-gather, reduce-scatter, broadcast and reduce read and write the peers' buffers "
+                "directly");
   sub->add_option("--zero-copy-from", opts->zeroCopyFrom,
                   "with --registered: the bytes per rank from which they do (RankCommOptions::zeroCopyFromBytes; "
                   "default: where measured faster, src/ranks/zero_copy_rules.hpp)");
