@@ -78,17 +78,24 @@ int LinkStates::pcieDowntrained() const {
 }
 
 LinkState pairState(const LinkStates& states, int a, int b) {
+  // Both lists are ordered by (a, b): a binary search each, so a matrix of 128 GPUs stays quick.
   const int lo = std::min(a, b), hi = std::max(a, b);
-  for (const NoP2pPair& p : states.noP2p)
-    if (p.a == lo && p.b == hi) return LinkState::kNoP2p;
+  auto p = std::lower_bound(states.noP2p.begin(), states.noP2p.end(), std::make_pair(lo, hi),
+                            [](const NoP2pPair& x, const std::pair<int, int>& key) {
+                              return std::tie(x.a, x.b) < std::tie(key.first, key.second);
+                            });
+  if (p != states.noP2p.end() && p->a == lo && p->b == hi) return LinkState::kNoP2p;
   const GpuLinkState *ga = states.gpu(a), *gb = states.gpu(b);
   if (states.nvswitch) {
     for (const GpuLinkState* g : {ga, gb})
       if (g && g->switchLinks < g->bestSwitchLinks) return g->switchLinks == 0 ? LinkState::kDown : LinkState::kFewer;
     if (ga && gb && ga->switchLinks > 0 && gb->switchLinks > 0) return LinkState::kOk;
   } else {
-    for (const NvLinkBond& bond : states.bonds)
-      if (bond.a == lo && bond.b == hi) return bond.state();
+    auto bond = std::lower_bound(states.bonds.begin(), states.bonds.end(), std::make_pair(lo, hi),
+                                 [](const NvLinkBond& x, const std::pair<int, int>& key) {
+                                   return std::tie(x.a, x.b) < std::tie(key.first, key.second);
+                                 });
+    if (bond != states.bonds.end() && bond->a == lo && bond->b == hi) return bond->state();
   }
   for (const GpuLinkState* g : {ga, gb})
     if (g && g->pcieDowntrained) return LinkState::kPcieDowntrained;

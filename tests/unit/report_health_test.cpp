@@ -292,5 +292,32 @@ TEST(HealthAtAGlance, RecordChartsAreBounded) {
   EXPECT_NE(html.find("72 more figures left out of the charts (at most 128); the table has them."), std::string::npos);
 }
 
+// The largest machine a snapshot may hold, with no pair able to peer: every pair is drawn and
+// named once, and the page stays a few megabytes.
+TEST(HealthAtAGlance, LargestMachineWithoutP2pStaysBounded) {
+  Snapshot s = loadFixture("snapshot_consumer_2gpu_no_p2p.json");
+  const Gpu model = s.gpus[0];
+  const PeerPair pair = s.pairs[0];
+  s.gpus.clear();
+  s.pairs.clear();
+  for (int i = 0; i < 128; ++i) {
+    Gpu g = model;
+    g.index = i;
+    g.pciBusId = fmt::format("0000:{:02x}:00.0", i);
+    s.gpus.push_back(g);
+    for (int j = 0; j < 128; ++j)
+      if (j != i) {
+        PeerPair p = pair;
+        p.src = i, p.dst = j;
+        s.pairs.push_back(p);
+      }
+  }
+  ASSERT_EQ(p2pStatus(s, 3, 77).state, P2pStatus::State::kUnsupported);
+  std::string html = render(s);
+  EXPECT_EQ(count(html, "<g class=\"no-p2p state-no-p2p\""), 128u * 127 / 2);
+  EXPECT_EQ(count(html, "<td class=\"p2p p2p-no state-no-p2p\""), 128u * 127);
+  EXPECT_LT(html.size(), 20u << 20) << html.size();
+}
+
 }  // namespace
 }  // namespace gpupeer
