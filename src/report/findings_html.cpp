@@ -1,7 +1,12 @@
 // The doctor's findings with what the KB says about each: root cause, what to try (best first)
-// and what not to try.
+// and what not to try; each entry written once, however many findings it explains.
 #include <fmt/format.h>
 
+#include <cctype>
+#include <set>
+#include <string_view>
+
+#include "gpupeer/topology.hpp"
 #include "report/report_sections.hpp"
 
 namespace gpupeer::report {
@@ -13,9 +18,16 @@ std::string safeLink(const std::string& url) {
   return fmt::format("<a href=\"{0}\" rel=\"noreferrer\">{0}</a>", htmlEscape(url));
 }
 
+// The anchor of a KB entry's text on the page.
+std::string kbAnchor(const std::string& id) {
+  std::string a = "kb-";
+  for (char c : id) a += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '-';
+  return a;
+}
+
 std::string kbHtml(const KbEntry& e) {
-  std::string html = fmt::format("<div class=\"kb\"><p><b>KB <code>{}</code></b>: {}</p>\n", htmlEscape(e.id),
-                                 htmlEscape(e.rootCause));
+  std::string html = fmt::format("<div class=\"kb\" id=\"{}\"><p><b>KB <code>{}</code></b>: {}</p>\n", kbAnchor(e.id),
+                                 htmlEscape(e.id), htmlEscape(e.rootCause));
   std::vector<const KbWorkaround*> tries = workaroundsBySuccess(e);
   if (!tries.empty()) {
     html += "<p>Try, best first:</p><ol class=\"workarounds\">";
@@ -38,23 +50,61 @@ std::string kbHtml(const KbEntry& e) {
   return html + "</div>\n";
 }
 
+// The finding's evidence without the lines another section already shows; a pointer there instead.
+std::string evidenceHtml(const std::string& evidence, const std::set<std::string>& shownElsewhere) {
+  std::string kept;
+  bool dropped = false;
+  for (std::size_t at = 0; at <= evidence.size();) {
+    std::size_t end = std::min(evidence.find('\n', at), evidence.size());
+    std::string_view line(evidence.data() + at, end - at);
+    at = end + 1;
+    std::size_t first = line.find_first_not_of(' ');
+    if (first != std::string_view::npos && shownElsewhere.count(std::string(line.substr(first)))) {
+      dropped = true;
+      continue;
+    }
+    kept += (kept.empty() ? "" : "\n") + std::string(line);
+  }
+  std::string html;
+  if (!kept.empty()) html += fmt::format("<pre class=\"evidence\">{}</pre>\n", htmlEscape(kept));
+  if (dropped) html += "<p class=\"rule\">Why each pair has no P2P: <a href=\"#p2p\">Peer-to-peer status</a>.</p>\n";
+  return html;
+}
+
 }  // namespace
 
-std::string findingsHtml(const DoctorReport& report, const KnowledgeBase& kb) {
-  std::string html =
-      fmt::format("<p class=\"verdict sev-{}\">{}</p>\n",
-                  report.findings.empty() ? "none" : severityName(report.worst()), htmlEscape(report.verdict));
+std::set<std::string> p2pReasonLines(const Snapshot& s) {
+  std::set<std::string> lines;
+  for (const Gpu& a : s.gpus)
+    for (const Gpu& b : s.gpus)
+      if (a.index != b.index) {
+        P2pStatus st = p2pStatus(s, a.index, b.index);
+        if (st.state != P2pStatus::State::kOk && !st.reason.empty())
+          lines.insert(fmt::format("GPU{}->GPU{}: {}", a.index, b.index, st.reason));
+      }
+  return lines;
+}
+
+std::string findingsHtml(const DoctorReport& report, const KnowledgeBase& kb,
+                         const std::set<std::string>& shownElsewhere) {
+  std::string html;
+  if (report.findings.empty()) html += "<p class=\"none\">No findings.</p>\n";
+  std::set<std::string> kbShown;  // each entry's text once; later findings point to it
   for (const Finding& f : report.findings) {
     html += fmt::format(
         "<div class=\"finding sev-{0}\" data-rule=\"{1}\"><p><span class=\"badge\">{0}</span> <b>{2}</b> "
         "<span class=\"rule\">({1})</span></p>\n",
         severityName(f.severity), htmlEscape(f.rule), htmlEscape(f.title));
-    if (!f.evidence.empty()) html += fmt::format("<pre class=\"evidence\">{}</pre>\n", htmlEscape(f.evidence));
+    if (!f.evidence.empty()) html += evidenceHtml(f.evidence, shownElsewhere);
     if (!f.kbId.empty()) {
-      if (const KbEntry* e = kb.find(f.kbId))
-        html += kbHtml(*e);
-      else
+      const KbEntry* e = kb.find(f.kbId);
+      if (!e)
         html += fmt::format("<p class=\"kb missing\">KB <code>{}</code> (entry not loaded)</p>\n", htmlEscape(f.kbId));
+      else if (!kbShown.insert(f.kbId).second)
+        html += fmt::format("<p class=\"kb seen\">Explained above: <a href=\"#{}\">KB <code>{}</code></a></p>\n",
+                            kbAnchor(f.kbId), htmlEscape(f.kbId));
+      else
+        html += kbHtml(*e);
     }
     html += "</div>\n";
   }

@@ -1,6 +1,6 @@
-// The whole report page: head with inline CSS, a summary of the machine, each section, and a
-// short script that counts what the browser drew and marks the page rendered (the browser
-// test reads that mark; a reader sees the count in the footer).
+// The whole report page: head with inline CSS, the verdict banner, a summary of the machine,
+// each section, and a short script that counts what the browser drew and marks the page
+// rendered in attributes of <html> (the browser test reads them; a reader sees nothing of it).
 #include <fmt/format.h>
 
 #include "gpupeer/report.hpp"
@@ -27,18 +27,36 @@ svg .grid{stroke:#e4e4ea}svg .frame{fill:none;stroke:#999}
 .gpu-node .bus{font-size:10px}.nvswitch rect{fill:#e8f5d0;stroke:#5b8c00}
 line.pcie{stroke:#b08a3e;stroke-width:2}.nvlink-line{stroke:#5b8c00;stroke-width:4}
 .link-count{font-weight:700;fill:#3d6000;paint-order:stroke;stroke:#fff;stroke-width:3px}
+.link-note{font-size:11px;font-weight:700;paint-order:stroke;stroke:#fff;stroke-width:3px}
+.nvlink.state-fewer .nvlink-line{stroke:#e69a00}.state-fewer .link-count{fill:#a86c00}
+.nvlink.state-down .nvlink-line{stroke:#c62828;stroke-width:3;stroke-dasharray:7 5}.state-down .link-note{fill:#c62828}
+.pcie-link.state-downtrained line.pcie{stroke:#7b1fa2;stroke-width:4;stroke-dasharray:3 3}
+.state-downtrained .link-note{fill:#7b1fa2}
+.no-p2p-line{stroke:#c62828;stroke-width:2;stroke-dasharray:2 4;fill:none}.state-no-p2p .link-note{fill:#c62828}
+ul.link-legend,ul.banner-links{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:4px 18px}
+.swatch{display:inline-block;width:30px;height:0;margin-right:6px;vertical-align:middle;border-top:4px solid #5b8c00}
+.pcie.state-ok .swatch{border-top:2px solid #b08a3e}.state-fewer .swatch{border-top-color:#e69a00}
+.state-down .swatch{border-top:3px dashed #c62828}.state-downtrained .swatch{border-top:4px dotted #7b1fa2}
+.state-no-p2p .swatch{border-top:2px dotted #c62828}
+td.p2p.state-fewer,td.p2p.state-down,td.p2p.state-downtrained{box-shadow:inset 0 0 0 3px #e69a00}
+.banner{border-left:8px solid #2e7d32;background:#eef7ee;padding:10px 16px;margin:0 0 16px;border-radius:4px}
+.banner.sev-info{border-color:#1f5fa8;background:#eef3fa}.banner.sev-warning{border-color:#e69a00;background:#fff6e5}
+.banner.sev-error{border-color:#c62828;background:#fdecec}.banner p{margin:4px 0}
+.banner-verdict{font-size:1.25em;font-weight:700}.banner-link{font-weight:600}
+.scroll{overflow-x:auto}table.heatmap th.testcase{max-width:7em;font-size:.85em}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 .finding{border-left:5px solid #aaa;padding:4px 12px;margin:12px 0;background:#fafafa}
 .sev-error{border-color:#c62828}.sev-warning{border-color:#e69a00}.sev-info{border-color:#1f5fa8}
 .badge{text-transform:uppercase;font-size:.75em;font-weight:700;padding:1px 6px;border-radius:3px;background:#ddd}
 .sev-error .badge{background:#c62828;color:#fff}.sev-warning .badge{background:#e69a00;color:#fff}
 .sev-info .badge{background:#1f5fa8;color:#fff}.rule,.rate{color:#666;font-size:.9em}
-p.verdict{font-size:1.15em;font-weight:600}pre{background:#f3f3f6;padding:6px 8px;overflow-x:auto;white-space:pre-wrap}
+pre{background:#f3f3f6;padding:6px 8px;overflow-x:auto;white-space:pre-wrap}
 .kb{margin-left:12px}footer{margin-top:40px;color:#666;font-size:.85em;border-top:1px solid #dde;padding-top:8px}
 )css";
 
 // Runs after everything above it was parsed. Counts the drawn GPU nodes and matrix cells and
-// checks each SVG has a size, so a page that parsed into nothing is told apart.
+// checks each SVG has a size, so a page that parsed into nothing is told apart; the counts go
+// into attributes, not onto the page.
 constexpr const char* kScript = R"js(
 (function () {
   var gpus = document.querySelectorAll('svg.topology .gpu-node').length;
@@ -49,10 +67,11 @@ constexpr const char* kScript = R"js(
     var box = s.getBoundingClientRect();
     if (!(box.width > 0 && box.height > 0)) empty++;
   });
-  document.getElementById('render-check').textContent =
-      'Drawn by this browser: ' + gpus + ' GPU nodes, ' + cells + ' P2P cells, ' +
-      drawings + (drawings === 1 ? ' drawing' : ' drawings') + (empty ? ', ' + empty + ' of them empty' : '') + '.';
-  document.documentElement.setAttribute('data-report-rendered', empty ? 'empty-drawing' : 'ok');
+  var page = document.documentElement;
+  page.setAttribute('data-gpu-nodes', gpus);
+  page.setAttribute('data-p2p-cells', cells);
+  page.setAttribute('data-drawings', drawings);
+  page.setAttribute('data-report-rendered', empty ? 'empty-drawing' : 'ok');
 })();
 )js";
 
@@ -99,6 +118,8 @@ std::string renderHtmlReport(const ReportInput& in) {
       "script-src 'unsafe-inline'; img-src data:\">\n";
   html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   html += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", htmlEscape(title), kStyle);
+  const report::LinkStates states = report::linkStates(s);
+  html += report::verdictBannerHtml(doctor, states, s.gpus.size());
   html += fmt::format("<h1>{}</h1>\n", htmlEscape(title));
   html += factsTable(s);
 
@@ -106,17 +127,15 @@ std::string renderHtmlReport(const ReportInput& in) {
   if (s.gpus.empty())
     html += "<p class=\"none\">No GPU in this snapshot.</p>\n";
   else
-    html += report::topologySvg(s);
+    html += report::topologySvg(s, states) + report::linkLegendHtml(states);
   html += "<h2 id=\"p2p\">Peer-to-peer status</h2>\n";
   html +=
       "<p class=\"what\">Each cell: the P2P status code (OK, or nvidia-smi's reason code) and the path "
-      "class; hover for the reason.</p>\n";
-  html += s.gpus.size() < 2 ? "<p class=\"none\">Fewer than two GPUs: no pair.</p>\n" : report::p2pMatrixHtml(s);
-  html += "<h2 id=\"findings\">Doctor's findings</h2>\n" + report::findingsHtml(doctor, kb);
-  html += "<h2 id=\"bandwidth\">Bandwidth and latency</h2>\n";
+      "class; an amber frame marks a pair whose links are degraded.</p>\n";
   html +=
-      "<p class=\"what\">Bandwidth cells: median GB/s and its share of the link's theoretical per-direction "
-      "rate. Latency cells: median microseconds, coloured against the fastest pair.</p>\n";
+      s.gpus.size() < 2 ? "<p class=\"none\">Fewer than two GPUs: no pair.</p>\n" : report::p2pMatrixHtml(s, states);
+  html += "<h2 id=\"findings\">Doctor's findings</h2>\n" + report::findingsHtml(doctor, kb, report::p2pReasonLines(s));
+  html += "<h2 id=\"bandwidth\">Bandwidth and latency</h2>\n";
   html += report::benchSectionHtml(s, results);
   html += "<h2 id=\"collectives\">Collectives</h2>\n" + report::collectivesSectionHtml(results);
   if (!results.warnings.empty()) {
@@ -124,9 +143,8 @@ std::string renderHtmlReport(const ReportInput& in) {
     for (const std::string& w : results.warnings) html += "<li>" + htmlEscape(w) + "</li>";
     html += "</ul>\n";
   }
-  html +=
-      fmt::format("<footer><p>{}</p><p id=\"render-check\">Not yet drawn by a browser with scripts on.</p></footer>\n",
-                  htmlEscape(in.generatedBy.empty() ? std::string("gpupeer report") : in.generatedBy));
+  html += fmt::format("<footer><p>{}</p></footer>\n",
+                      htmlEscape(in.generatedBy.empty() ? std::string("gpupeer report") : in.generatedBy));
   html += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
   return html;
 }

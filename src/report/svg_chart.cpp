@@ -19,6 +19,8 @@ constexpr double kLeft = 64, kRight = 150, kTop = 30, kBottom = 44;  // room for
 // Most ticks on an axis, whatever its range: values from a results file (1.7e308, 5e-324) must
 // not make a tick loop run long or never end.
 constexpr int kMaxTicks = 16;
+// Least distance between two size labels: the widest ("512 MiB", "16 KiB") is ~42 px at 10 px.
+constexpr double kMinTickGap = 60;
 
 // Round numbers for a linear axis: 1, 2 or 5 times a power of ten, about five ticks.
 double niceStep(double span) {
@@ -72,10 +74,10 @@ std::string renderLineChart(const ChartSpec& spec) {
       "role=\"img\"><title>{}</title>\n",
       kWidth, kHeight, kWidth, kHeight, htmlEscape(spec.title));
   svg += fmt::format("<text class=\"chart-title\" x=\"{}\" y=\"18\">{}</text>\n", kLeft, htmlEscape(spec.title));
-  // Size ticks every factor of 4 (every other doubling) past 8 doublings, so labels do not
-  // collide; further apart where that would still be more than kMaxTicks.
-  const double doublings = std::ceil((lx1 - lx0) / kMaxTicks);
-  const double xStride = lx1 - lx0 > 8 ? std::max(2.0, 2 * std::ceil(doublings / 2)) : 1;
+  // Size ticks at most every kMinTickGap pixels, so that labels as wide as "512 MiB" never touch:
+  // every doubling on a short axis, every 2nd, 3rd, ... doubling on a longer one.
+  const double fitting = std::max(1.0, std::floor(plotW / kMinTickGap));
+  const double xStride = std::max(1.0, std::ceil((lx1 - lx0) / fitting));
   for (int k = 0; k <= kMaxTicks; ++k) {
     double l = std::ceil(lx0 / xStride) * xStride + k * xStride;
     if (l > lx1 + 1e-9 || l > 62) break;  // 2^62 bytes: past it no size_t holds the label

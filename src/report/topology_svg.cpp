@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "gpupeer/topology.hpp"
+#include "report/link_states.hpp"
 #include "report/report_sections.hpp"
 
 namespace gpupeer::report {
@@ -69,9 +70,53 @@ std::string line(double x1, double y1, double x2, double y2, const char* cls) {
                      y2);
 }
 
+// A GPU's own PCIe link, from its switch or socket down to it, in its state; a link trained low
+// names what it trained to beside the line.
+std::string gpuUplink(const Column& c, double top, const GpuLinkState* st) {
+  const double x = c.x + kGpuW / 2;
+  const bool low = st && st->pcieDowntrained;
+  std::string tip = fmt::format("GPU{} PCIe link", c.gpu->index);
+  if (st && !st->pcieTrained.empty())
+    tip += low ? fmt::format(": trained at {} where {} is possible (its own top or its peers')", st->pcieTrained,
+                             st->pcieExpected)
+               : ": " + st->pcieTrained;
+  std::string html = fmt::format("<g class=\"pcie-link {}\" data-gpu=\"{}\"><title>{}</title>{}",
+                                 linkStateClass(low ? LinkState::kPcieDowntrained : LinkState::kOk), c.gpu->index,
+                                 htmlEscape(tip), line(x, top, x, kGpuY, "pcie"));
+  if (low)
+    html += fmt::format("<text class=\"link-note\" x=\"{:.0f}\" y=\"{:.0f}\">{}</text>", x + 5, kGpuY - 8,
+                        htmlEscape(st->pcieTrained));
+  return html + "</g>\n";
+}
+
+// A quadratic arc below the GPU row from column a to column b, `depth` deep at its middle.
+std::string arc(double xa, double xb, double y, double depth, const char* cls) {
+  return fmt::format("<path class=\"{}\" d=\"M {:.0f} {:.0f} Q {:.0f} {:.0f} {:.0f} {:.0f}\" fill=\"none\"/>", cls, xa,
+                     y, (xa + xb) / 2, y + 2 * depth, xb, y);
+}
+
+// The label of a pair's arc, in the pair's state.
+std::string label(LinkState state, int a, int b, const char* cls, double x, double y, const std::string& text) {
+  return fmt::format(
+      "<g class=\"arc-label {}\" data-pair=\"{}-{}\"><text class=\"{}\" x=\"{:.0f}\" y=\"{:.0f}\" "
+      "text-anchor=\"middle\">{}</text></g>\n",
+      linkStateClass(state), a, b, cls, x, y, htmlEscape(text));
+}
+
+// NVLinks of a GPU that no bond accounts for: a short broken stub under it, labelled on its left.
+std::string downStub(const Column& c, double top, int down, double dx) {
+  if (down <= 0) return "";
+  const double x = c.x + kGpuW / 2 + dx;
+  return fmt::format(
+      "<g class=\"nvlink {}\" data-gpu=\"{}\"><title>GPU{}: {} NVLink(s) down</title>{}"
+      "<text class=\"link-note\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"end\">{} down</text></g>\n",
+      linkStateClass(LinkState::kDown), c.gpu->index, c.gpu->index, down, line(x, top, x, top + 26, "nvlink-line"),
+      x - 5, top + 20, down);
+}
+
 }  // namespace
 
-std::string topologySvg(const Snapshot& s) {
+std::string topologySvg(const Snapshot& s, const LinkStates& states) {
   std::vector<Column> cols;
   for (const Gpu& g : s.gpus)
     cols.push_back({&g, g.numaNode.known() ? g.numaNode.value() : -1,
@@ -81,7 +126,11 @@ std::string topologySvg(const Snapshot& s) {
     auto key = [](const Column& c) { return std::make_tuple(c.numa < 0, c.numa, c.pcieSwitch, c.gpu->index); };
     return key(a) < key(b);
   });
-  for (size_t i = 0; i < cols.size(); ++i) cols[i].x = kMargin + static_cast<double>(i) * (kGpuW + kGap);
+  std::map<int, const Column*> colOf;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    cols[i].x = kMargin + static_cast<double>(i) * (kGpuW + kGap);
+    colOf[cols[i].gpu->index] = &cols[i];
+  }
   const double width = std::max(2 * kMargin + static_cast<double>(cols.size()) * (kGpuW + kGap) - kGap, 320.0);
 
   std::string body;
@@ -98,36 +147,41 @@ std::string topologySvg(const Snapshot& s) {
       size_t m = k;
       while (m + 1 <= j && cols[m + 1].pcieSwitch == cols[k].pcieSwitch) ++m;
       double mid = (cols[k].x + cols[m].x + kGpuW) / 2;
-      if (cols[k].pcieSwitch.empty()) {
-        for (size_t q = k; q <= m; ++q)
-          body += line(cols[q].x + kGpuW / 2, kNumaY + kNumaH, cols[q].x + kGpuW / 2, kGpuY, "pcie");
-      } else {
+      const bool switched = !cols[k].pcieSwitch.empty();
+      if (switched) {
         body += line(mid, kNumaY + kNumaH, mid, kSwitchY, "pcie");
         body += spanBox(cols, k, m, kSwitchY, kSwitchH, "pcie-switch", "PCIe switch",
                         "PCIe switch, upstream port " + cols[k].pcieSwitch);
-        for (size_t q = k; q <= m; ++q)
-          body += line(cols[q].x + kGpuW / 2, kSwitchY + kSwitchH, cols[q].x + kGpuW / 2, kGpuY, "pcie");
       }
+      for (size_t q = k; q <= m; ++q)
+        body += gpuUplink(cols[q], switched ? kSwitchY + kSwitchH : kNumaY + kNumaH, states.gpu(cols[q].gpu->index));
       k = m + 1;
     }
     i = j + 1;
   }
   for (const Column& c : cols) body += gpuNode(c);
 
-  // NVLinks below the GPU row.
+  // NVLinks below the GPU row, each in its state. The labels of the arcs go last, over every
+  // line, so that no later arc crosses out an earlier label.
   double bottom = kGpuY + kGpuH;
-  bool nvswitch = std::any_of(cols.begin(), cols.end(), [](const Column& c) { return activeLinks(*c.gpu, true) > 0; });
-  std::string links;
-  if (nvswitch) {
+  std::string links, labels;
+  if (states.nvswitch) {
     const double barY = bottom + 70;
     for (const Column& c : cols) {
-      int n = activeLinks(*c.gpu, true);
-      if (n == 0) continue;
-      double x = c.x + kGpuW / 2;
-      links += fmt::format(
-          "<g class=\"nvlink\"><title>GPU{} to the NVSwitch fabric: {} active NVLinks</title>{}"
-          "<text class=\"link-count\" x=\"{:.0f}\" y=\"{:.0f}\">NV{}</text></g>\n",
-          c.gpu->index, n, line(x, bottom, x, barY, "nvlink-line"), x + 6, bottom + 38, n);
+      const GpuLinkState* st = states.gpu(c.gpu->index);
+      const int n = st ? st->switchLinks : 0;
+      const double x = c.x + kGpuW / 2;
+      if (n > 0) {
+        const bool fewer = n < st->bestSwitchLinks;
+        std::string tip = fmt::format("GPU{} to the NVSwitch fabric: {} active NVLinks", c.gpu->index, n);
+        if (fewer) tip += fmt::format(", fewer than the {} of its peers", st->bestSwitchLinks);
+        links += fmt::format(
+            "<g class=\"nvlink {}\" data-gpu=\"{}\"><title>{}</title>{}"
+            "<text class=\"link-count\" x=\"{:.0f}\" y=\"{:.0f}\">NV{}</text></g>\n",
+            linkStateClass(fewer ? LinkState::kFewer : LinkState::kOk), c.gpu->index, htmlEscape(tip),
+            line(x, bottom, x, barY, "nvlink-line"), x + 6, bottom + 38, n);
+      }
+      if (st) links += downStub(c, bottom, st->downUnplaced, -22);
     }
     links += spanBox(cols, 0, cols.size() - 1, barY, 30, "nvswitch", "NVSwitch fabric",
                      "GPUs reach each other through NVSwitches; fabric state " +
@@ -135,32 +189,86 @@ std::string topologySvg(const Snapshot& s) {
     bottom = barY + 30;
   } else {
     double deepest = bottom;
-    for (size_t a = 0; a < cols.size(); ++a)
-      for (size_t b = a + 1; b < cols.size(); ++b) {
-        int n = nvlinkCountBetween(s, cols[a].gpu->index, cols[b].gpu->index);
-        if (n == 0) continue;
-        double xa = cols[a].x + kGpuW / 2, xb = cols[b].x + kGpuW / 2;
-        double depth = 30 + 22 * static_cast<double>(b - a);
+    for (const NvLinkBond& bond : states.bonds) {
+      const Column *ca = colOf[bond.a], *cb = colOf[bond.b];
+      if (ca->x > cb->x) std::swap(ca, cb);
+      const double xa = ca->x + kGpuW / 2, xb = cb->x + kGpuW / 2;
+      const double depth = 30 + 22 * (cb->x - ca->x) / (kGpuW + kGap);
+      const bool fewer = bond.state() == LinkState::kFewer;
+      std::string tip = fmt::format("GPU{} - GPU{}: {} NVLinks", bond.a, bond.b, bond.active);
+      if (fewer) tip += fmt::format(", fewer than the {} of the best pair", bond.best);
+      links += fmt::format("<g class=\"nvlink {}\" data-pair=\"{}-{}\"><title>{}</title>{}</g>\n",
+                           linkStateClass(bond.state()), bond.a, bond.b, htmlEscape(tip),
+                           arc(xa, xb, bottom, depth, "nvlink-line"));
+      labels += label(bond.state(), bond.a, bond.b, "link-count", (xa + xb) / 2, bottom + depth + 4,
+                      fmt::format("NV{}{}", bond.active, fewer ? fmt::format(" of {}", bond.best) : ""));
+      if (bond.down > 0) {
+        // The missing links as a broken arc inside the bond's, labelled just above its middle.
+        const double inner = depth - 14;
         links += fmt::format(
-            "<g class=\"nvlink\"><title>GPU{} - GPU{}: {} NVLinks</title>"
-            "<path class=\"nvlink-line\" d=\"M {:.0f} {:.0f} Q {:.0f} {:.0f} {:.0f} {:.0f}\" fill=\"none\"/>"
-            "<text class=\"link-count\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">NV{}</text></g>\n",
-            cols[a].gpu->index, cols[b].gpu->index, n, xa, bottom, (xa + xb) / 2, bottom + 2 * depth, xb, bottom,
-            (xa + xb) / 2, bottom + depth + 4, n);
-        deepest = std::max(deepest, bottom + depth + 8);
+            "<g class=\"nvlink {}\" data-pair=\"{}-{}\"><title>GPU{} - GPU{}: {} NVLink(s) down</title>{}</g>\n",
+            linkStateClass(LinkState::kDown), bond.a, bond.b, bond.a, bond.b, bond.down,
+            arc(xa, xb, bottom, inner, "nvlink-line"));
+        labels += label(LinkState::kDown, bond.a, bond.b, "link-note", (xa + xb) / 2, bottom + inner - 5,
+                        fmt::format("{} down", bond.down));
       }
-    bottom = deepest;
+      deepest = std::max(deepest, bottom + depth + 8);
+    }
+    for (const Column& c : cols)
+      if (const GpuLinkState* st = states.gpu(c.gpu->index)) links += downStub(c, bottom, st->downUnplaced, -40);
+    bottom = std::max(deepest, bottom + 30);
   }
-  const double height = bottom + 34;
-  std::string legend = fmt::format(
-      "<g class=\"legend\"><line class=\"pcie\" x1=\"{0}\" y1=\"{1:.0f}\" x2=\"{2}\" y2=\"{1:.0f}\"/>"
-      "<text x=\"{3}\" y=\"{4:.0f}\">PCIe</text><line class=\"nvlink-line\" x1=\"{5}\" y1=\"{1:.0f}\" x2=\"{6}\" "
-      "y2=\"{1:.0f}\"/><text x=\"{7}\" y=\"{4:.0f}\">NVLink (NV# = active links)</text></g>\n",
-      kMargin, height - 14, kMargin + 30, kMargin + 36, height - 10, kMargin + 90, kMargin + 120, kMargin + 126);
+
+  // Pairs without P2P: red dotted arcs from beside each GPU's NVLinks, under everything else.
+  std::string noP2p;
+  double deepest = bottom;
+  const double top = kGpuY + kGpuH, shift = 26;
+  for (const NoP2pPair& pair : states.noP2p) {
+    const Column *ca = colOf[pair.a], *cb = colOf[pair.b];
+    if (ca->x > cb->x) std::swap(ca, cb);
+    const double xa = ca->x + kGpuW / 2 + shift, xb = cb->x + kGpuW / 2 - shift;
+    const double depth = bottom - top + 14 + 18 * (cb->x - ca->x) / (kGpuW + kGap);
+    noP2p += fmt::format(
+        "<g class=\"no-p2p {}\" data-pair=\"{}-{}\"><title>GPU{} - GPU{}: no P2P ({}); the P2P section says why</title>"
+        "{}</g>\n",
+        linkStateClass(LinkState::kNoP2p), pair.a, pair.b, pair.a, pair.b,
+        htmlEscape(pair.code.empty() ? std::string("no code") : pair.code), arc(xa, xb, top, depth, "no-p2p-line"));
+    labels += label(LinkState::kNoP2p, pair.a, pair.b, "link-note", (xa + xb) / 2, top + depth + 14, "no P2P");
+    deepest = std::max(deepest, top + depth + 20);
+  }
+  const double height = deepest + 12;
   return fmt::format(
       "<svg class=\"topology\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0:.0f} {1:.0f}\" width=\"{0:.0f}\" "
-      "height=\"{1:.0f}\" role=\"img\"><title>Topology of {2}</title>\n{3}{4}{5}</svg>\n",
-      width, height, htmlEscape(s.hostname.empty() ? std::string("this machine") : s.hostname), links, body, legend);
+      "height=\"{1:.0f}\" role=\"img\"><title>Topology of {2}</title>\n{3}{4}{5}{6}</svg>\n",
+      width, height, htmlEscape(s.hostname.empty() ? std::string("this machine") : s.hostname), links, noP2p, body,
+      labels);
+}
+
+std::string linkLegendHtml(const LinkStates& states) {
+  struct Entry {
+    const char* key;  // data-legend: what the entry stands for
+    const char* cls;
+    const char* swatch;
+    std::string text;
+    int count;  // -1: not counted (the healthy kinds)
+  };
+  const std::vector<Entry> entries = {
+      {"nvlink", "state-ok", "nvlink", "NVLink (NV# = active links)", -1},
+      {"nvlink-fewer", "state-fewer", "nvlink", "NVLink with fewer links than its peers", states.fewerBonds()},
+      {"nvlink-down", "state-down", "nvlink", "NVLink down", states.linksDown()},
+      {"pcie", "state-ok", "pcie", "PCIe", -1},
+      {"pcie-downtrained", "state-downtrained", "pcie", "PCIe trained below its own or its peers' speed or width",
+       states.pcieDowntrained()},
+      {"no-p2p", "state-no-p2p", "no-p2p", "GPU pair without P2P", static_cast<int>(states.noP2p.size())},
+  };
+  std::string html = "<ul class=\"link-legend\">";
+  for (const Entry& e : entries) {
+    html += fmt::format("<li class=\"legend-entry {} {}\" data-legend=\"{}\"><span class=\"swatch\"></span>{}", e.cls,
+                        e.swatch, e.key, htmlEscape(e.text));
+    if (e.count >= 0) html += fmt::format(" <b>({})</b>", e.count);
+    html += "</li>";
+  }
+  return html + "</ul>\n";
 }
 
 }  // namespace gpupeer::report

@@ -1,6 +1,8 @@
 // `gpupeer report` of every fixture, opened in a real browser (headless Chromium): the page's
 // script ran to its end, nothing was logged to the console (no script error, no blocked fetch),
-// and the DOM holds one node per GPU, every P2P cell and every finding. The pages and their
+// and the DOM holds the verdict banner first, one node per GPU, every P2P cell and every finding,
+// the legend, each KB text once, one bandwidth heatmap and the charts of results records; the
+// fixture that plants every link state shows each link in its state. The pages and their
 // screenshots stay under <build>/report-artifacts/ for a person to look at.
 #include <gtest/gtest.h>
 
@@ -11,6 +13,7 @@
 #include "cli_support.hpp"
 #include "fixture_support.hpp"
 #include "gpupeer/doctor.hpp"
+#include "gpupeer/knowledge_base.hpp"
 
 namespace gpupeer {
 namespace {
@@ -26,6 +29,13 @@ std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
   return n;
+}
+
+// Text as the browser writes it back in a dumped DOM: only &, < and > escaped.
+std::string domText(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  return out;
 }
 
 // Debian names the browser chromium; other distributions chromium-browser.
@@ -47,7 +57,7 @@ std::string resultsFor(const std::string& fixture) {
   std::string data = GPUPEER_TEST_DATA_DIR;
   if (fixture == "snapshot_h200_2gpu_captured.json")
     return " --results " + quote(data + "/results_h200x2_bench.jsonl") + " " +
-           quote(data + "/results_records_h200x2.jsonl");
+           quote(data + "/results_records_h200x2.jsonl") + " " + quote(data + "/results_h200x2_collectives.jsonl");
   if (fixture == "snapshot_h200_4gpu_captured.json")
     return " --results " + quote(data + "/results_h200x4_all_reduce_graph.json");
   return "";
@@ -88,25 +98,57 @@ TEST_P(ReportInBrowser, LoadsWithoutErrorsAndShowsEveryGpuPairAndFinding) {
 
   // The script sets the mark as its last step, after counting what was laid out.
   EXPECT_NE(dom.find("data-report-rendered=\"ok\""), std::string::npos) << "script did not finish; log:\n" << log;
-  EXPECT_NE(dom.find("Drawn by this browser: " + std::to_string(n) + " GPU nodes, " +
-                     std::to_string(n >= 2 ? n * n : 0) + " P2P cells"),
-            std::string::npos);
-  const std::size_t drawings = count(dom, "<svg");
-  EXPECT_NE(dom.find(std::to_string(drawings) + (drawings == 1 ? " drawing" : " drawings") + "."), std::string::npos)
-      << "drawings counted in words: " << drawings;
+  EXPECT_NE(dom.find("data-gpu-nodes=\"" + std::to_string(n) + "\""), std::string::npos);
+  EXPECT_NE(dom.find("data-p2p-cells=\"" + std::to_string(n >= 2 ? n * n : 0) + "\""), std::string::npos);
+  EXPECT_NE(dom.find("data-drawings=\"" + std::to_string(count(dom, "<svg")) + "\""), std::string::npos);
+  EXPECT_EQ(dom.find("Drawn by this browser"), std::string::npos);
   // Console messages (uncaught errors, fetches the page's policy refused) are logged as CONSOLE.
   EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
   EXPECT_EQ(count(dom, "<g class=\"gpu-node\""), n);
   EXPECT_EQ(count(dom, "<td class=\"p2p"), n >= 2 ? n * n : 0);
   EXPECT_EQ(count(dom, "<div class=\"finding"), findings);
+
+  // The verdict banner is the body's first element.
+  const std::size_t body = dom.find("<body>");
+  ASSERT_NE(body, std::string::npos);
+  const std::size_t first = dom.find_first_not_of(" \n\r\t", body + 6);
+  EXPECT_EQ(dom.compare(first, 22, "<header class=\"banner "), 0) << dom.substr(body, 120);
+  // The legend names every kind of link once.
+  for (const char* key : {"nvlink", "nvlink-fewer", "nvlink-down", "pcie", "pcie-downtrained", "no-p2p"})
+    EXPECT_EQ(count(dom, std::string("data-legend=\"") + key + "\""), 1u) << key;
+  // Each KB entry's text once, however many findings it explains.
+  const KnowledgeBase& kb = builtinKnowledgeBase();
+  for (const Finding& f : diagnose(s, nullptr).findings) {
+    const KbEntry* e = f.kbId.empty() ? nullptr : kb.find(f.kbId);
+    if (e) {
+      EXPECT_EQ(count(dom, domText(e->rootCause)), 1u) << f.kbId;
+    }
+  }
+
+  if (fixture == "snapshot_link_states_4gpu.json") {
+    for (const char* planted :
+         {"<g class=\"nvlink state-fewer\" data-pair=\"0-1\"", "<g class=\"nvlink state-down\" data-pair=\"0-1\"",
+          "<g class=\"nvlink state-ok\" data-pair=\"2-3\"", "<g class=\"pcie-link state-downtrained\" data-gpu=\"2\"",
+          "<g class=\"no-p2p state-no-p2p\" data-pair=\"0-2\"", "<g class=\"no-p2p state-no-p2p\" data-pair=\"0-3\"",
+          "<g class=\"no-p2p state-no-p2p\" data-pair=\"1-2\"", "<g class=\"no-p2p state-no-p2p\" data-pair=\"1-3\""})
+      EXPECT_EQ(count(dom, planted), 1u) << planted;
+    EXPECT_EQ(count(dom, "<g class=\"pcie-link state-ok\""), 3u);
+    EXPECT_NE(dom.find("NVLink down <b>(2)</b>"), std::string::npos);
+  }
+  if (fixture == "snapshot_h200_2gpu_captured.json") {
+    EXPECT_EQ(count(dom, "<table class=\"heatmap bandwidth\""), 1u);
+    // Charts drawn from the results.jsonl records.
+    EXPECT_NE(dom.find("<title>all_reduce graph time (h200x2, 2 GPUs)</title>"), std::string::npos);
+    EXPECT_NE(dom.find("<title>all_reduce graph busbw (h200x2, 2 GPUs)</title>"), std::string::npos);
+  }
   EXPECT_GT(std::filesystem::file_size(stem + ".png"), 10000u) << "screenshot missing or blank";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReportInBrowser,
                          ::testing::Values("snapshot_consumer_2gpu_no_p2p.json", "snapshot_degraded_nvlink_pcie.json",
                                            "snapshot_h200_2gpu_captured.json", "snapshot_h200_4gpu_captured.json",
-                                           "snapshot_hgx_h100_8gpu.json", "snapshot_mig_one_gpu.json",
-                                           "snapshot_pcie_4gpu_two_switches.json"),
+                                           "snapshot_hgx_h100_8gpu.json", "snapshot_link_states_4gpu.json",
+                                           "snapshot_mig_one_gpu.json", "snapshot_pcie_4gpu_two_switches.json"),
                          [](const auto& info) {
                            std::string name = std::filesystem::path(info.param).stem().string();
                            return name.substr(name.find('_') + 1);
