@@ -137,6 +137,22 @@ TEST_P(RankCommunicatorProcesses, KilledRankIsNamedBySurvivorsWithinTheBound) {
   std::printf("%d ranks, one killed: every process ended after %.1f s\n", n, seconds);
 }
 
+// Killed in the middle of large calls (the many pieces of 64 and 256 MiB all-reduces), eager
+// and replayed from a graph: every survivor names the dead rank within the bound.
+TEST_P(RankCommunicatorProcesses, KilledDuringLargeCallsIsNamedBySurvivorsWithinTheBound) {
+  const int n = GetParam();
+  for (const char* scenario :
+       {"killed-during-64-eager", "killed-during-64-graph", "killed-during-256-eager", "killed-during-256-graph"}) {
+    SCOPED_TRACE(scenario);
+    std::vector<Outcome> out = runWorkers(scenario, n, allRanks(n), 3000, 120);
+    EXPECT_EQ(out[n - 1].exitCode, 128 + SIGKILL) << out[n - 1].output;
+    for (int r = 0; r + 1 < n; ++r) {
+      EXPECT_EQ(out[r].exitCode, 0) << "survivor " << r << ":\n" << out[r].output;
+      EXPECT_NE(out[r].output.find("ok survivor"), std::string::npos) << out[r].output;
+    }
+  }
+}
+
 TEST_P(RankCommunicatorProcesses, RankThatNeverJoinsFailsInitWithinTheBound) {
   const int n = GetParam();
   std::vector<int> started = allRanks(n);

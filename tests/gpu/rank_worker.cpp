@@ -287,6 +287,50 @@ struct Worker {
     std::printf("ok survivor %d: reported after %.2f s: %s\n", rank, waited, st.message().c_str());
   }
 
+  // The last rank dies while an all-reduce of `bytes` runs (eager, or replayed from a graph):
+  // it launches the call, lets the kernels start moving data, and kills itself without waiting.
+  // Every survivor must report it within the bound, naming the rank, and refuse more work;
+  // nothing may fault on the dead process's memory.
+  void killedDuring(std::size_t bytes, bool graph, int timeoutMs) {
+    const std::size_t count = bytes / 4;
+    DeviceBuffer in, out;
+    if (!ok(in.allocate(comm.device(), bytes), "large send buffer") ||
+        !ok(out.allocate(comm.device(), bytes), "large receive buffer"))
+      return;
+    cudaMemset(in.get(), 0, bytes);
+    cudaDeviceSynchronize();
+    auto call = [&] { ok(comm.allReduce(in.get(), out.get(), count, DataType::kFloat32, RedOp::kSum, s()), "sum"); };
+    call();  // every rank has made a whole call of this size before one dies
+    if (!sync("the first call")) return;
+    cudaGraphExec_t exec = graph ? captured(s(), call) : nullptr;
+    if (graph && !exec) return;
+    for (int i = 0; i < 3; ++i) {
+      if (exec)
+        cudaGraphLaunch(exec, s());
+      else if (!comm.allReduce(in.get(), out.get(), count, DataType::kFloat32, RedOp::kSum, s()).isOk())
+        break;
+      if (rank == n - 1 && i == 1) {
+        std::this_thread::sleep_for(std::chrono::microseconds(300));  // inside the second call
+        std::printf("rank %d: killing itself during a %zu MiB all-reduce\n", rank, bytes >> 20);
+        std::fflush(stdout);
+        raise(SIGKILL);
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    cudaStreamSynchronize(s());
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Status st = comm.checkError();
+    WORKER_CHECK(st.code() == ErrorCode::kTimeout, "survivor %d: %s", rank, st.toString().c_str());
+    const std::string named = "for rank " + std::to_string(n - 1) + " (pid";
+    WORKER_CHECK(st.message().find(named) != std::string::npos, "survivor %d: %s", rank, st.message().c_str());
+    WORKER_CHECK(waited < 2.0 * timeoutMs / 1000 + 5, "survivor %d waited %.1f s", rank, waited);
+    WORKER_CHECK(!comm.allReduce(in.get(), out.get(), count, DataType::kFloat32, RedOp::kSum, s()).isOk(),
+                 "a failed communicator accepted more work");
+    if (exec) cudaGraphExecDestroy(exec);
+    std::printf("ok survivor %d of a %zu MiB %s call: reported after %.2f s: %s\n", rank, bytes >> 20,
+                graph ? "graph" : "eager", waited, st.message().c_str());
+  }
+
   // After a matched all-reduce, the last rank makes a call that differs from the others' in
   // `kind`: count (1000 against 999 floats, both in 16-byte lines), variant (1000 floats in
   // lines against 1.5M in two pieces of the regular variant), op, type, redop, root, or
@@ -374,7 +418,8 @@ int run(int argc, char** argv) {
   // default slots, so that a large call takes the regular variant, and the large calls every
   // other default.
   const bool mismatch = scenario.rfind("mismatch-", 0) == 0;
-  const bool large = scenario == "many-piece-sums" || scenario.rfind("large-calls", 0) == 0 || scenario == "soak";
+  const bool large = scenario == "many-piece-sums" || scenario.rfind("large-calls", 0) == 0 || scenario == "soak" ||
+                     scenario.rfind("killed-during-", 0) == 0;
   if (!mismatch && !large) options.slotBytes = 64u << 10;
   if (!large || scenario.rfind("large-calls-registered", 0) == 0) options.zeroCopyFromBytes = 0;
   auto made = RankCommunicator::init(n, id, rank, options);
@@ -392,6 +437,9 @@ int run(int argc, char** argv) {
     w.pointToPoint();
   } else if (scenario == "killed") {
     w.killed(timeoutMs);
+  } else if (scenario.rfind("killed-during-", 0) == 0) {  // killed-during-<MiB>-<eager|graph>
+    const std::size_t mib = std::strtoull(scenario.c_str() + 14, nullptr, 10);
+    w.killedDuring(mib << 20, scenario.find("-graph") != std::string::npos, timeoutMs);
   } else if (scenario == "registered") {
     w.registered();
   } else if (scenario == "registered-stale") {
