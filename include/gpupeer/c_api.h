@@ -113,6 +113,13 @@ int gpupeer_topology(const char* snapshot_path, const char* snapshot_json, int f
 /// (when not null): how many pair and method checks failed.
 int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int format, char** out, int* failed,
                   gpupeer_error** error);
+/// `gpupeer check --ipc`: whether a second process can share memory of the first GPU of `devices`
+/// (null: GPU 0), by CUDA IPC handle and by cuMem file descriptor (the second process is this
+/// program started again, with this library in LD_PRELOAD). GPUPEER_UNSUPPORTED when no GPU is
+/// visible, its message what the CLI says then (the reason, a line per obstacle of the process's
+/// surroundings). *failed (when not null): how many ways of sharing failed.
+int gpupeer_check_ipc(const int* devices, int device_count, int format, char** out, int* failed,
+                      gpupeer_error** error);
 /// `gpupeer doctor`. GPU actions (data check, bandwidth) run when `gpu_actions` is non-zero and
 /// the snapshot was probed. *worst (when not null): GPUPEER_SEVERITY_ERROR when a finding is an
 /// error, else GPUPEER_DOCTOR_NO_GPU when the snapshot has no GPU (the CLI exits 3), else
@@ -136,6 +143,12 @@ int gpupeer_explain(const char* text, const char* log_path, const char* const* k
 int gpupeer_report(const char* snapshot_path, const char* snapshot_json, const char* const* results, int result_count,
                    const char* title, const char* generated_by, char** out, char** warnings, size_t* counts,
                    gpupeer_error** error);
+
+/// Writes `bytes` bytes of `data` to the file `path` as `gpupeer snapshot -o` and `report -o` do
+/// (one writer, src/core/output_file.cpp): a regular file is replaced whole through a temporary
+/// file beside it, keeping its mode; a FIFO or a device is written where it is; a file the user
+/// may not write is refused; an empty name or a folder is GPUPEER_INVALID_ARGUMENT.
+int gpupeer_write_output_file(const char* path, const char* data, size_t bytes, gpupeer_error** error);
 
 /// The device ordinal that owns `pointer` (device or managed memory) in *device, -1 for host
 /// memory; for arrays that do not say which GPU they live on (__cuda_array_interface__).

@@ -34,6 +34,14 @@ struct IpcObstacle {
 /// Pure: no GPU, no process started.
 std::vector<IpcObstacle> ipcObstacles(const Snapshot& s);
 
+/// A communicator's failure to share memory by `mechanism` at start-up (`what`: the call that
+/// failed and its error), said as `gpupeer check --ipc` says it of the same surroundings
+/// (`platform`, e.g. read by the probe): each obstacle in the way of that mechanism with its KB
+/// entry, and the command that tests sharing here. The status's KB id is the first such
+/// obstacle's, else `fallbackKbId`. Pure.
+Status ipcSharingFailure(ErrorCode code, const std::string& what, IpcMechanism mechanism, const Platform& platform,
+                         const std::string& fallbackKbId);
+
 /// One way of sharing, as the check found it.
 struct IpcMechanismResult {
   IpcMechanism mechanism = IpcMechanism::kCudaIpc;
@@ -57,9 +65,15 @@ struct IpcCheckReport {
 /// Shares a buffer each way between this process and a second one on GPU `device` and checks
 /// the bytes both ways. The second process is this program started again (/proc/self/exe) with
 /// GPUPEER_IPC_CHECK_CHILD set; a program that calls runIpcCheck therefore answers that role
-/// before its main() (a process that has used CUDA cannot fork one that uses it). Fails only
+/// before its main() (a process that has used CUDA cannot fork one that uses it). Where gpupeer
+/// is a shared library the program loaded (Python and libgpupeer_c.so), the program is started
+/// again with that library in LD_PRELOAD, whose constructor answers the same way. Fails only
 /// when the check cannot run at all; what fails between the processes is in the report.
 Result<IpcCheckReport> runIpcCheck(const Snapshot& s, int device);
+
+/// What `gpupeer check --ipc` says on a machine without a GPU: "no NVIDIA GPU visible: <why>"
+/// and a line per obstacle of ipcObstacles, terminal-safe, each line ending in a newline.
+std::string renderIpcNoGpu(const Snapshot& s);
 
 /// The report as `gpupeer check --ipc` prints it, and as JSON.
 std::string renderIpcCheckReport(const IpcCheckReport& r);

@@ -1,7 +1,8 @@
 """gpupeer: GPU peer-to-peer inside one machine, from Python.
 
 Diagnosis (dicts with the CLI's --json content): snapshot(), load_snapshot(path),
-topology(snapshot=None), check(devices=None), doctor(snapshot=None), explain(text_or_path).
+topology(snapshot=None), check(devices=None), check_ipc(device=None), doctor(snapshot=None),
+explain(text_or_path).
 
 Collectives on tensors exposing DLPack or __cuda_array_interface__ (PyTorch, CuPy, JAX,
 Numba): Communicator(devices=[0, 1]) for one process driving several GPUs;
@@ -27,7 +28,7 @@ except ImportError as _e:
         raise SystemExit(4) from None
     raise
 from .communicator import Communicator
-from .diagnosis import check, doctor, explain, load_snapshot, snapshot, topology
+from .diagnosis import check, check_ipc, doctor, explain, load_snapshot, snapshot, topology
 from .errors import (
     ArgumentTypeError,
     CommTimeoutError,

@@ -83,19 +83,42 @@ def _device_list(text):
         return None
     if text == "":
         raise _UsageError("--devices: '' names no device\nRun with --help for more information.")
+    devices = []
     for item in text.split(","):
-        if not _DEVICE_NUMBER.fullmatch(item):
+        # In the binary's order and words (parseDeviceList, src/check/check_report.cpp), before the
+        # machine is probed: a list that is wrong in itself is wrong with or without a GPU.
+        if not _DEVICE_NUMBER.fullmatch(item) or not -2**31 <= int(item) < 2**31:
             raise _UsageError("gpupeer: error: invalid-argument: device list '%s': '%s' is not a device number"
                               % (text, item))
-    return [int(item) for item in text.split(",")]
+        if int(item) < 0:
+            raise _UsageError("gpupeer: error: invalid-argument: device %d does not exist: device numbers start at 0"
+                              % int(item))
+        if int(item) in devices:
+            raise _UsageError("gpupeer: error: invalid-argument: device %d is listed twice in '%s'" % (int(item), text))
+        devices.append(int(item))
+    return devices
 
 
 def _check(args):
+    # In the binary's order: --ipc ignores --size-mib, which is checked before the device list.
+    if args.ipc:
+        return _check_ipc(args, _device_list(args.devices))
+    if not 1 <= args.size_mib <= 4096:
+        raise _UsageError("gpupeer check: --size-mib must be between 1 and 4096")
     devices = _device_list(args.devices)
     try:
         document, failed = diagnosis.render_check(devices, args.size_mib, _format(args))
     except errors.UnsupportedError as e:
         return _no_gpu("gpupeer check", e)
+    _out(document, args)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _check_ipc(args, devices):
+    try:
+        document, failed = diagnosis.render_check_ipc(devices, _format(args))
+    except errors.UnsupportedError as e:
+        return _no_gpu("gpupeer check --ipc", e)
     _out(document, args)
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -199,6 +222,8 @@ def parser():
     c.add_argument("-d", "--devices", help="GPUs to check, e.g. 0,1,3 (default: all)")
     c.add_argument("--size-mib", type=int, default=32)
     c.add_argument("--json", action="store_true")
+    c.add_argument("--ipc", action="store_true", help="check instead that a second process can share GPU memory "
+                   "(cudaIpc handles, cuMem file descriptors)")
     c.set_defaults(run=_check)
 
     e = sub.add_parser("explain", help="explain an error message or a log")
@@ -256,9 +281,25 @@ def _forget_stdout():
             sys.stdout = None
 
 
+def _refuse_before_parsing(argv):
+    # As the binary: a first word that is an option of no command is named (argparse would only
+    # say that a command is required).
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        raise _UsageError("gpupeer: unknown option '%s' (see --help)" % argv[0])
+
+
+def _refuse_after_parsing(args):
+    # An empty --snapshot would read as "not given" (probe the machine): refused as the binary
+    # refuses it.
+    if getattr(args, "snapshot", None) == "":
+        raise _UsageError("--snapshot: an empty file name\nRun with --help for more information.")
+
+
 def _run(argv):
     try:
+        _refuse_before_parsing(sys.argv[1:] if argv is None else argv)
         args = parser().parse_args(argv)  # SystemExit: 2 on a bad command line, 0 after --help
+        _refuse_after_parsing(args)
         code = args.run(args)
         _flush()
         return code

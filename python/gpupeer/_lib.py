@@ -202,9 +202,28 @@ def int_arg(value, name, low=INT_MIN, high=INT_MAX):
 
 def path_bytes(path, name):
     """A path (str, bytes or os.PathLike) as the bytes the C API takes; a str that no file name
-    can hold (a lone surrogate that did not come from undecodable bytes) is refused by name."""
+    can hold (a lone surrogate that did not come from undecodable bytes) and a NUL byte, which
+    would end the name early in C, are refused by name."""
     try:
-        return os.fsencode(path)
+        raw = os.fsencode(path)
     except UnicodeEncodeError as e:
         raise errors.InvalidArgumentError(
             "%s: %r at position %d cannot be part of a file name" % (name, e.object[e.start], e.start)) from None
+    if b"\0" in raw:
+        raise errors.InvalidArgumentError(
+            "%s: a NUL byte at position %d cannot be part of a file name" % (name, raw.index(b"\0")))
+    return raw
+
+
+def text_bytes(text, name):
+    """A str for a C string argument (a title, a footer line): UTF-8, with the bytes of a command
+    line that was not UTF-8 (surrogateescape) given back as they were; a lone surrogate or a NUL
+    byte is refused by name."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:
+        raise errors.InvalidArgumentError(
+            "%s: %r at position %d is a lone surrogate, not text" % (name, e.object[e.start], e.start)) from None
+    if b"\0" in raw:
+        raise errors.InvalidArgumentError("%s: a NUL byte at position %d" % (name, raw.index(b"\0")))
+    return raw

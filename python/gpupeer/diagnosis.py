@@ -39,7 +39,7 @@ def render_snapshot_summary(path=None):
     each GPU, of the snapshot file at `path` (checked), else of this machine."""
     if not _lib.has("gpupeer_snapshot_text"):
         raise errors.UnsupportedError("%s has no gpupeer_snapshot_text: rebuild it" % lib.path)
-    return _lib.call_for_string(lib.gpupeer_snapshot_text, os.fsencode(path) if path else None, None)
+    return _lib.call_for_string(lib.gpupeer_snapshot_text, _lib.path_bytes(path, "path") if path else None, None)
 
 
 def snapshot():
@@ -87,6 +87,31 @@ def render_check(devices=None, size_mib=32, format=TEXT):
     return document, failed.value
 
 
+def render_check_ipc(devices=None, format=TEXT):
+    """(document, number of ways of sharing that failed) of ``gpupeer check --ipc``: whether a
+    second process can share memory of the first GPU of `devices` (None: GPU 0) by CUDA IPC
+    handle and by cuMem file descriptor. Raises UnsupportedError without a GPU, its message the
+    reason and what in the process's surroundings stands in the way."""
+    if not _lib.has("gpupeer_check_ipc"):
+        raise errors.UnsupportedError("%s has no gpupeer_check_ipc: rebuild it" % lib.path)
+    if devices is None:
+        array, count = None, 0
+    else:
+        devices = list(devices)
+        for d in devices:
+            _lib.int_arg(d, "devices")
+        array, count = (ctypes.c_int * len(devices))(*devices), len(devices)
+    failed = ctypes.c_int(0)
+    document = _lib.call_for_string(lib.gpupeer_check_ipc, array, count, format, extra=failed)
+    return document, failed.value
+
+
+def check_ipc(device=None):
+    """``gpupeer check --ipc --json`` as a dict: sharing GPU `device`'s memory (None: GPU 0)
+    with a second process, each way with its outcome, why it failed and the KB entry."""
+    return json.loads(render_check_ipc(None if device is None else [device], JSON)[0])
+
+
 def check(devices=None, size_mib=32):
     """``gpupeer check --json``: enables P2P on every ordered pair of `devices` (default all)
     and verifies the bytes moved by copy engine and kernels. Needs GPUs."""
@@ -124,17 +149,20 @@ def render_report(snapshot=None, results=(), title=None, generated_by=""):
     if not _lib.has("gpupeer_report"):
         raise errors.UnsupportedError("%s has no gpupeer_report: rebuild it" % lib.path)
     path, text = _source(snapshot)
-    files = [os.fsencode(f) for f in results]
+    files = [_lib.path_bytes(f, "results") for f in results]
     array = (ctypes.c_char_p * len(files))(*files) if files else None
     out, skipped, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
     counts = (ctypes.c_size_t * 4)()
-    code = lib.gpupeer_report(path, text, array, len(files), (title or "").encode(), generated_by.encode(),
+    code = lib.gpupeer_report(path, text, array, len(files), _lib.text_bytes(title or "", "title"),
+                              _lib.text_bytes(generated_by, "generated_by"),
                               ctypes.addressof(out), ctypes.addressof(skipped), counts, ctypes.addressof(err))
     if code != 0:
         raise _lib.error_from(err.value, code)
     try:
-        page = ctypes.string_at(out.value).decode("utf-8")
-        warnings = ctypes.string_at(skipped.value).decode("utf-8").splitlines()
+        # A title or file name that was not UTF-8 is on the page as the binary puts it, byte for
+        # byte: kept as U+DC80..U+DCFF for the writer to give back.
+        page = ctypes.string_at(out.value).decode("utf-8", "surrogateescape")
+        warnings = ctypes.string_at(skipped.value).decode("utf-8", "surrogateescape").splitlines()
     finally:
         lib.gpupeer_string_free(out.value)
         lib.gpupeer_string_free(skipped.value)
@@ -174,6 +202,8 @@ def render_explain(text_or_path, kb_dirs=(), top=5, format=TEXT, is_file=None):
     if not isinstance(text_or_path, (str, bytes, os.PathLike)):
         raise errors.ArgumentTypeError(
             "text_or_path: an error message or a log path, not %s" % type(text_or_path).__name__)
+    if isinstance(kb_dirs, (str, bytes, os.PathLike)):  # one folder, not a list of one-letter folders
+        raise errors.ArgumentTypeError("kb_dirs: a list of KB folders, not one %s" % type(kb_dirs).__name__)
     dirs = [_lib.path_bytes(d, "kb_dirs") for d in kb_dirs]
     array = (ctypes.c_char_p * len(dirs))(*dirs) if dirs else None
     if _is_log_file(text_or_path) if is_file is None else is_file:

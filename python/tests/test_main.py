@@ -74,6 +74,19 @@ def test_module_mirrors_the_binary(cli, args):
     ["check", "-d", "zero"],
     ["check", "-d", ""],
     ["check", "-d", "0,,1"],
+    ["check", "-d", "0,0"],
+    ["check", "-d", "-1"],
+    ["check", "-d", "99999999999"],
+    ["check", "--size-mib", "0"],
+    ["check", "--ipc"],
+    ["check", "--ipc", "--json"],
+    ["check", "--ipc", "-d", "0"],
+    ["check", "--ipc", "-d", "0,0"],
+    ["check", "--ipc", "-d", "x"],
+    ["explain", "--file", os.path.dirname(data("benign_log.txt"))],
+    ["topo", "--snapshot", ""],
+    ["snapshot", "--snapshot", ""],
+    ["--bogus"],
 ])
 def test_module_mirrors_the_binary_without_gpus(cli, args):
     ours, theirs = module(*args, env=NO_GPU), binary(cli, *args, env=NO_GPU)

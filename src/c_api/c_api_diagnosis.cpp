@@ -5,13 +5,16 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "c_api_error.hpp"
+#include "core/output_file.hpp"
 #include "gpupeer/doctor.hpp"
 #include "gpupeer/explain.hpp"
+#include "gpupeer/ipc_check.hpp"
 #include "gpupeer/kb.hpp"
 #include "gpupeer/log.hpp"
 #include "gpupeer/peer_check.hpp"
@@ -53,7 +56,18 @@ Result<Explained> explain(const char* text, const char* logPath, const char* con
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "give either the error text or a log file, not both or neither");
   if (kbDirCount < 0 || (kbDirCount > 0 && !kbDirs))
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "kb_dirs: a list of kb_dir_count directories");
-  std::vector<std::string> dirs = KnowledgeBase::defaultDirectories();
+  if (std::error_code ec; given(logPath) && std::filesystem::is_directory(logPath, ec))
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("'{}' is a folder; give a log file", logPath));
+  // As `gpupeer explain`: GPUPEER_KB_PATH's folders that do not exist are a warning each (a stale
+  // entry in the variable), the folders given here must exist.
+  std::vector<std::string> dirs;
+  for (const std::string& d : KnowledgeBase::defaultDirectories()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(d, ec))
+      dirs.push_back(d);
+    else
+      GPUPEER_WARN("KB directory '{}' (GPUPEER_KB_PATH) does not exist or is not a directory; skipped", d);
+  }
   for (int i = 0; i < kbDirCount; ++i) dirs.emplace_back(kbDirs[i] ? kbDirs[i] : "");
   std::vector<std::string> warnings;
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);
@@ -137,6 +151,45 @@ int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int 
     return giveString(
         format == GPUPEER_FORMAT_JSON ? checkReportToJson(report.value()) : renderCheckReport(report.value()), out,
         error);
+  });
+}
+
+int gpupeer_check_ipc(const int* devices, int device_count, int format, char** out, int* failed,
+                      gpupeer_error** error) {
+  return guarded(error, [&] {
+    if (Status f = capi::checkFormat(format); !f.isOk()) return fail(f, error);
+    if (device_count < 0 || (device_count > 0 && !devices))
+      return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "devices: a list of device_count ordinals"), error);
+    // The list in the CLI's form, checked by the CLI's reader: the same words for the same list.
+    std::string list;
+    for (int i = 0; i < device_count; ++i) list += (i ? "," : "") + std::to_string(devices[i]);
+    if (!list.empty())
+      if (auto form = parseDeviceList(list, 1 << 20); !form.isOk()) return fail(form.status(), error);
+    Snapshot s = probeMachine();
+    if (s.gpus.empty()) {
+      std::string why = renderIpcNoGpu(s);
+      why.pop_back();  // the last newline: a message is a line or lines, not a document
+      return fail(GPUPEER_ERROR(ErrorCode::kUnsupported, why), error);
+    }
+    int device = 0;
+    if (!list.empty()) {
+      Result<std::vector<int>> checked = parseDeviceList(list, static_cast<int>(s.gpus.size()));
+      if (!checked.isOk()) return fail(checked.status(), error);
+      device = checked.value().front();
+    }
+    Result<IpcCheckReport> report = runIpcCheck(s, device);
+    if (!report.isOk()) return fail(report.status(), error);
+    if (failed) *failed = report.value().count(CheckOutcome::kFail);
+    return giveString(
+        format == GPUPEER_FORMAT_JSON ? ipcCheckReportToJson(report.value()) : renderIpcCheckReport(report.value()),
+        out, error);
+  });
+}
+
+int gpupeer_write_output_file(const char* path, const char* data, size_t bytes, gpupeer_error** error) {
+  return guarded(error, [&] {
+    if (!data && bytes > 0) return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "data: null"), error);
+    return capi::finish(writeOutputFile(path ? path : "", std::string_view(data ? data : "", bytes)), error);
   });
 }
 

@@ -1,7 +1,8 @@
 // The cross-process check: this process exports a cudaMalloc buffer (cudaIpcGetMemHandle) and a
 // cuMem allocation (POSIX file descriptor); a second process imports both, checks the pattern,
 // writes its own, and this process checks that. The second process is this program started again
-// with GPUPEER_IPC_CHECK_CHILD set, which answerAsIpcChild below catches before main(): CUDA
+// with GPUPEER_IPC_CHECK_CHILD set (and, where gpupeer is a shared library that the program
+// loaded, that library in LD_PRELOAD), which answerAsIpcChild below catches before main(): CUDA
 // cannot be used in a child forked after the parent has used it, and starting a program of our
 // own would need it installed beside every binary that links gpupeer. The child uses the driver
 // API through libcuda.so.1 only (plain C, safe before C++ static initialisation is over). Both
@@ -228,32 +229,37 @@ __attribute__((constructor)) void answerAsIpcChild() {
 
 // ---- this process ---------------------------------------------------------------------------
 
-// Whether answerAsIpcChild is part of the program itself (/proc/self/exe), not of a shared library
-// some other program loaded (Python loading libgpupeer_c.so): only then does starting the program
-// again reach it. Read from /proc/self/maps: the file mapped where the function lies.
-bool childRoleInThisProgram() {
+// How the second process reaches answerAsIpcChild: "" where the function is part of the program
+// itself (/proc/self/exe: the gpupeer binary, a test), else the shared object that holds it (a
+// program such as Python that loaded libgpupeer_c.so), which the program started again then loads
+// before its main() through LD_PRELOAD. Read from /proc/self/maps: the file mapped where the
+// function lies.
+Result<std::string> childPreload() {
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return false;
+  if (n <= 0) return GPUPEER_ERROR(ErrorCode::kSystem, std::string("readlink /proc/self/exe: ") + std::strerror(errno));
   exe[n] = 0;
   auto at = reinterpret_cast<std::uintptr_t>(&answerAsIpcChild);
   FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (!maps) return false;
+  if (!maps) return GPUPEER_ERROR(ErrorCode::kSystem, std::string("/proc/self/maps: ") + std::strerror(errno));
   char line[4608];
-  bool found = false;
+  std::string file;
   while (std::fgets(line, sizeof line, maps)) {
     unsigned long lo = 0, hi = 0;
     if (std::sscanf(line, "%lx-%lx", &lo, &hi) != 2 || at < lo || at >= hi) continue;
-    const char* path = std::strchr(line, '/');
-    if (path) {
-      std::string file(path);
-      while (!file.empty() && (file.back() == '\n' || file.back() == ' ')) file.pop_back();
-      found = file == exe;
-    }
+    if (const char* path = std::strchr(line, '/')) file = path;
+    while (!file.empty() && (file.back() == '\n' || file.back() == ' ')) file.pop_back();
     break;
   }
   std::fclose(maps);
-  return found;
+  if (file == exe) return std::string();
+  // LD_PRELOAD splits at colons and spaces; a deleted file shows as "path (deleted)".
+  if (file.empty() || file.find_first_of(": ") != std::string::npos)
+    return GPUPEER_ERROR(ErrorCode::kUnsupported,
+                         "the cross-process check starts this program again, and the shared library that answers "
+                         "as the second process ('" +
+                             file + "') cannot be loaded into it by name; run `gpupeer check --ipc`");
+  return file;
 }
 
 // A cuMem allocation of kBytes exportable as a POSIX descriptor (the mechanism registered
@@ -274,12 +280,22 @@ struct VmmBuffer {
   void* pointer() const { return memory ? memory->get() : nullptr; }
 };
 
-// Starts this program again as the second process, with `childSock` as its end of the socket.
-Result<pid_t> startChild(int childSock) {
+// Starts this program again as the second process, with `childSock` as its end of the socket and
+// `preload` (childPreload) put first in LD_PRELOAD.
+Result<pid_t> startChild(int childSock, const std::string& preload) {
+  static const char kPreload[] = "LD_PRELOAD=";
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, kChildVariable, std::strlen(kChildVariable)) != 0) env.push_back(*e);
+  std::string preloads = preload;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, kChildVariable, std::strlen(kChildVariable)) == 0) continue;
+    if (!preload.empty() && std::strncmp(*e, kPreload, sizeof kPreload - 1) == 0) {
+      if ((*e)[sizeof kPreload - 1] != 0) preloads += std::string(":") + (*e + sizeof kPreload - 1);
+      continue;
+    }
+    env.push_back(*e);
+  }
   env.push_back(std::string(kChildVariable) + "=" + std::to_string(childSock));
+  if (!preload.empty()) env.push_back(kPreload + preloads);
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -315,10 +331,8 @@ void checkWriteBack(void* ptr, std::uint64_t seed, IpcMechanismResult& r) {
 Result<IpcCheckReport> runIpcCheck(const Snapshot& s, int device) {
   const Gpu* gpu = s.findGpu(device);
   if (!gpu) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "GPU " + std::to_string(device) + " is not visible");
-  if (!childRoleInThisProgram())
-    return GPUPEER_ERROR(ErrorCode::kUnsupported,
-                         "the cross-process check starts this program again, and this program loads gpupeer as a "
-                         "shared library, so the second process would not answer; run `gpupeer check --ipc`");
+  Result<std::string> preload = childPreload();
+  if (!preload.isOk()) return preload.status();
   IpcCheckReport report;
   report.device = device;
   report.busId = gpu->pciBusId;
@@ -366,7 +380,7 @@ Result<IpcCheckReport> runIpcCheck(const Snapshot& s, int device) {
   // The child's end must survive execve.
   int childEnd = ::fcntl(sv[1], F_DUPFD, 3);
   ::close(sv[1]);
-  Result<pid_t> child = startChild(childEnd);
+  Result<pid_t> child = startChild(childEnd, preload.value());
   ::close(childEnd);
   if (!child.isOk()) {
     ::close(sv[0]);

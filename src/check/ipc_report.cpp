@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/bounded_input.hpp"
+#include "core/terminal_text.hpp"
 #include "gpupeer/ipc_check.hpp"
+#include "gpupeer/probe.hpp"
 
 namespace gpupeer {
 namespace {
@@ -61,6 +63,32 @@ std::vector<IpcObstacle> ipcObstacles(const Snapshot& s) {
                                "out of space",
                                p.devShmBytes.value() >> 20),
                    "nccl/devshm-exhausted"});
+  return out;
+}
+
+Status ipcSharingFailure(ErrorCode code, const std::string& what, IpcMechanism mechanism, const Platform& platform,
+                         const std::string& fallbackKbId) {
+  Snapshot s;
+  s.platform = platform;
+  std::string seen, kbId;
+  for (const IpcObstacle& o : ipcObstacles(s)) {
+    if (o.mechanism != "all" && o.mechanism != ipcMechanismName(mechanism)) continue;
+    seen += fmt::format("{}{} (KB {})", seen.empty() ? "" : "; ", o.why, o.kbId);
+    if (kbId.empty()) kbId = o.kbId;
+  }
+  std::string message =
+      seen.empty() ? what +
+                         ": the processes must see each other (same IPC and PID namespace, e.g. docker --ipc=host "
+                         "--pid=host) and their GPUs must support P2P"
+                   : what + ". In this process's surroundings: " + seen;
+  message += ". `gpupeer check --ipc` tests sharing GPU memory between two processes here and says why it fails";
+  return GPUPEER_ERROR(code, message).withKbId(kbId.empty() ? fallbackKbId : kbId);
+}
+
+std::string renderIpcNoGpu(const Snapshot& s) {
+  std::string out = "no NVIDIA GPU visible: " + terminalSafe(whyNoGpu(s)) + "\n";
+  for (const IpcObstacle& o : ipcObstacles(s))
+    out += fmt::format("  {}: {} (KB {})\n", o.mechanism, terminalSafe(o.why), o.kbId);
   return out;
 }
 

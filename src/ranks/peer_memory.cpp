@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_status.hpp"
+#include "gpupeer/ipc_check.hpp"
+#include "probe/probe_parts.hpp"
 
 namespace gpupeer {
 
@@ -29,12 +31,14 @@ Status MappedPeerBuffer::map(int device, const SharedBuffer& buffer, pid_t owner
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     ptr_ = nullptr;
-    return GPUPEER_ERROR(ErrorCode::kCuda,
-                         fmt::format("cudaIpcOpenMemHandle of a buffer of process {} on GPU{} failed: {} ({}): the "
-                                     "processes must see each other (same IPC and PID namespace, e.g. docker "
-                                     "--ipc=host --pid=host) and their GPUs must support P2P",
-                                     ownerPid, device, cudaGetErrorName(e), cudaGetErrorString(e)))
-        .withKbId("cuda/ipc-open-mem-handle-failed");
+    // Said as `gpupeer check --ipc` says it: what in this process's surroundings stands in the
+    // way (its IPC namespace, ...), read now, with the KB entry of each.
+    Snapshot here;
+    probe::readProcessLimits(here, "");
+    return ipcSharingFailure(ErrorCode::kCuda,
+                             fmt::format("cudaIpcOpenMemHandle of a buffer of process {} on GPU{} failed: {} ({})",
+                                         ownerPid, device, cudaGetErrorName(e), cudaGetErrorString(e)),
+                             IpcMechanism::kCudaIpc, here.platform, "cuda/ipc-open-mem-handle-failed");
   }
   opened_ = true;
   return Status::ok();

@@ -30,6 +30,20 @@ Result<std::string> padded(const std::string& blob) {
   return out;
 }
 
+// What a rank can tell alone, before it waits for the others: its bound and its GPU. Without
+// this, a rank given a GPU that does not exist (or on a machine without one) waited for the
+// rendezvous up to the bound before it said so, and its peers timed out naming it.
+Status checkBeforeJoining(int rank, const RankCommOptions& options) {
+  if (options.timeoutMs < 1)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("a bound of {} ms", options.timeoutMs));
+  int visible = 0;
+  GPUPEER_CUDA_CHECK(-1, cudaGetDeviceCount(&visible));
+  if (options.device >= visible)
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {}: GPU{} does not exist ({} visible)", rank, options.device, visible));
+  return Status::ok();
+}
+
 }  // namespace
 
 RankCommunicator::RankCommunicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -46,6 +60,7 @@ Result<std::unique_ptr<RankCommunicator>> RankCommunicator::init(int nranks, con
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("rank {} of {} ranks: give 1 to {} ranks and a rank from 0 to ranks - 1", rank,
                                      nranks, kMaxCommRanks));
+  GPUPEER_RETURN_IF_ERROR(checkBeforeJoining(rank, options));
   Result<Bootstrap> joined = Bootstrap::join(nranks, id, rank, options.timeoutMs);
   if (!joined.isOk()) return joined.status();
   auto impl = std::make_unique<Impl>();
@@ -72,6 +87,7 @@ Result<std::unique_ptr<RankCommunicator>> RankCommunicator::initWithAllGather(in
                          fmt::format("rank {} of {} ranks: give 1 to {} ranks and a rank from 0 to ranks - 1", rank,
                                      nranks, kMaxCommRanks));
   if (!allGather) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "no all-gather function given");
+  GPUPEER_RETURN_IF_ERROR(checkBeforeJoining(rank, options));
   AllGatherFn exchange = [allGather](const std::string& blob) -> Result<std::string> {
     Result<std::string> mine = padded(blob);
     if (!mine.isOk()) return mine.status();

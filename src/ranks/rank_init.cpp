@@ -245,14 +245,17 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     core.views[r] = {at[0], static_cast<std::uint32_t*>(at[1]), at[2], all128 ? at[3] : nullptr};
     c.p2p.memory[r] = at[4];
   }
-  Result<std::vector<nlohmann::json>> verdicts =
-      exchangeJson(exchange, {{"ok", mapped.isOk()}, {"why", mapped.message()}}, nranks, "mapping");
+  Result<std::vector<nlohmann::json>> verdicts = exchangeJson(
+      exchange, {{"ok", mapped.isOk()}, {"why", mapped.message()}, {"kb", mapped.kbId()}}, nranks, "mapping");
   if (!verdicts.isOk()) return verdicts.status();
   if (!mapped.isOk()) return mapped;
+  // Every rank says the same reason, with the KB entry and `gpupeer check --ipc` that the rank
+  // which could not map found (peer_memory.cpp).
   for (int r = 0; r < nranks; ++r)
     if (!verdicts.value()[r].value("ok", false))
       return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("rank {} could not map its peers' memory: {}", r,
-                                                                verdicts.value()[r].value("why", std::string())));
+                                                                verdicts.value()[r].value("why", std::string())))
+          .withKbId(verdicts.value()[r].value("kb", std::string()));
   c.p2p.rank = rank;
   c.p2p.error = c.errorWord();
   c.p2p.timeoutNs = core.timeoutNs;

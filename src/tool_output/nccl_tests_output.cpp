@@ -37,11 +37,19 @@ constexpr LinkRate kLinkRates[] = {
 constexpr double kFarBelowShare = 0.35;
 constexpr long long kLargeBytes = 64ll << 20;
 
+// A #wrong count of 19 digits or more is read as this many: wrong all the same, never as none.
+constexpr long long kManyWrong = 1'000'000'000'000'000'000ll;
+
 struct Row {
   long long bytes = 0;
   double busbw = 0;  // best of out-of-place and in-place
   long long wrong = 0;
+  bool unchecked = false;  // every #wrong "N/A": nccl-tests ran with -c 0
 };
+
+std::string wrongText(long long wrong) {
+  return wrong >= kManyWrong ? std::string("at least 10^18 wrong") : fmt::format("{} wrong", wrong);
+}
 
 class NcclTestsParser : public ToolOutputParser {
  public:
@@ -69,8 +77,19 @@ class NcclTestsParser : public ToolOutputParser {
     Row r{*bytes};
     for (std::size_t c : busbwCols_)
       if (auto v = parseNumber(f[c])) r.busbw = std::max(r.busbw, *v);
-    for (std::size_t c : wrongCols_)
-      if (auto v = parseCount(f[c])) r.wrong += *v;
+    // A row is unchecked only where no #wrong is a count: one N/A beside a count is the in-place
+    // variant that the operation does not have (alltoall on one GPU).
+    r.unchecked = !wrongCols_.empty();
+    for (std::size_t c : wrongCols_) {
+      std::string_view w = f[c];
+      if (auto v = parseCount(w)) {
+        r.wrong = std::min(r.wrong + *v, kManyWrong);
+        r.unchecked = false;
+      } else if (!w.empty() && std::all_of(w.begin(), w.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        r.wrong = kManyWrong;  // more digits than a count holds
+        r.unchecked = false;
+      }
+    }
     rows_.push_back(r);
   }
 
@@ -79,7 +98,8 @@ class NcclTestsParser : public ToolOutputParser {
     ToolOutputFinding f{std::string(tool()), Severity::kInfo, "", {}, {}, firstLine_};
     std::vector<std::string> wrongSizes;
     for (const Row& r : rows_)
-      if (r.wrong > 0) wrongSizes.push_back(fmt::format("{} ({} wrong)", sizeText(r.bytes), r.wrong));
+      if (r.wrong > 0) wrongSizes.push_back(fmt::format("{} ({})", sizeText(r.bytes), wrongText(r.wrong)));
+    const auto unchecked = std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.unchecked; });
     if (!wrongSizes.empty() || outOfBounds_ > 0) {
       f.severity = Severity::kError;
       f.kbIds = {"nccl/wrong-results", "platform/iommu-translated-corruption", "platform/acs-redirect"};
@@ -90,6 +110,11 @@ class NcclTestsParser : public ToolOutputParser {
           "writes (IOMMU in translated mode, ACS redirect, a VM) is the usual cause; "
           "rerun with NCCL_P2P_DISABLE=1 to see whether P2P is to blame");
     }
+    if (unchecked > 0)
+      f.details.push_back(
+          fmt::format("{} of {} size(s) not checked (#wrong N/A: nccl-tests ran with -c 0); rerun "
+                      "with -c 1 to check the results",
+                      unchecked, rows_.size()));
     double peak = 0;
     long long peakBytes = 0;
     for (const Row& r : rows_)
@@ -117,9 +142,13 @@ class NcclTestsParser : public ToolOutputParser {
         f.kbIds.push_back("nvlink/bandwidth-below-spec");
       }
     }
-    f.title = f.severity == Severity::kError     ? "wrong results between GPUs"
-              : f.severity == Severity::kWarning ? "bus bandwidth far below the GPUs' NVLink"
-                                                 : fmt::format("{} size(s), no wrong results", rows_.size());
+    f.title =
+        f.severity == Severity::kError     ? "wrong results between GPUs"
+        : f.severity == Severity::kWarning ? "bus bandwidth far below the GPUs' NVLink"
+        : unchecked == 0                   ? fmt::format("{} size(s), no wrong results", rows_.size())
+        : unchecked == static_cast<long>(rows_.size())
+            ? fmt::format("{} size(s), results not checked", rows_.size())
+            : fmt::format("{} size(s), no wrong results in the {} checked", rows_.size(), rows_.size() - unchecked);
     if (ranks_ > 0) f.title += fmt::format(" ({} rank(s){})", ranks_, device_.empty() ? "" : ", " + device_);
     out.push_back(std::move(f));
   }

@@ -71,6 +71,50 @@ TEST(IpcObstacles, PrivateIpcNamespaceAndSmallDevShm) {
   EXPECT_NE(shm->why.find("No such file or directory"), std::string::npos) << shm->why;
 }
 
+// A communicator that cannot map a peer's buffer says what `gpupeer check --ipc` says of the same
+// surroundings: the obstacles in the way of CUDA IPC handles, their KB entry, and the command.
+TEST(IpcSharingFailure, PrivateIpcNamespaceIsNamedWithItsKbEntryAndTheCheck) {
+  Snapshot s = loadFixture("snapshot_fault_private_ipc_namespace.json");
+  Status st = ipcSharingFailure(ErrorCode::kCuda, "cudaIpcOpenMemHandle ... failed: cudaErrorMapBufferObjectFailed",
+                                IpcMechanism::kCudaIpc, s.platform, "cuda/ipc-open-mem-handle-failed");
+  EXPECT_EQ(st.code(), ErrorCode::kCuda);
+  EXPECT_EQ(st.kbId(), "nccl/ipc-across-containers");
+  EXPECT_NE(st.message().find("In this process's surroundings: own IPC namespace ipc:["), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("(KB nccl/ipc-across-containers)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("`gpupeer check --ipc`"), std::string::npos) << st.message();
+}
+
+TEST(IpcSharingFailure, ObstaclesOfOtherMechanismsAreLeftOut) {
+  // ptrace scope blocks taking descriptors, not CUDA IPC handles; a small /dev/shm neither.
+  Snapshot s = loadFixture("snapshot_fault_ptrace_scope_2.json");
+  s.platform.devShmBytes = std::int64_t{64} << 20;
+  Status st = ipcSharingFailure(ErrorCode::kCuda, "cudaIpcOpenMemHandle failed", IpcMechanism::kCudaIpc, s.platform,
+                                "cuda/ipc-open-mem-handle-failed");
+  EXPECT_EQ(st.kbId(), "cuda/ipc-open-mem-handle-failed");
+  EXPECT_EQ(st.message().find("ptrace"), std::string::npos) << st.message();
+  EXPECT_EQ(st.message().find("/dev/shm"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("same IPC and PID namespace"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("`gpupeer check --ipc`"), std::string::npos) << st.message();
+  // The same surroundings for descriptors: the ptrace scope, with its entry.
+  Status fd = ipcSharingFailure(ErrorCode::kCuda, "pidfd_getfd failed", IpcMechanism::kCuMemPosixFd, s.platform,
+                                "cuda/ipc-open-mem-handle-failed");
+  EXPECT_EQ(fd.kbId(), "nccl/cumem-import-pidfd");
+  EXPECT_NE(fd.message().find("ptrace_scope=2"), std::string::npos) << fd.message();
+}
+
+TEST(IpcNoGpu, ReasonAndObstaclesAreShownEscaped) {
+  Snapshot s = loadFixture("snapshot_fault_private_ipc_namespace.json");
+  s.gpus.clear();
+  s.pairs.clear();
+  s.deviceCount = Known<int>::unknown("cudaErrorNoDevice \x1b[31m");
+  std::string text = renderIpcNoGpu(s);
+  EXPECT_EQ(text.rfind("no NVIDIA GPU visible: ", 0), 0u) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  all: own IPC namespace"), std::string::npos) << text;
+  EXPECT_NE(text.find("(KB nccl/ipc-across-containers)\n"), std::string::npos) << text;
+}
+
 TEST(FdPassing, DescriptorCrossesAUnixSocket) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);

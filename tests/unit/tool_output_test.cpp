@@ -152,6 +152,32 @@ TEST(NcclTests, WrongResultsAreErrorsNamingTheSizes) {
   EXPECT_NE(allDetails(f).find("wrong results at 1 GiB (17 wrong)"), std::string::npos) << allDetails(f);
 }
 
+// A #wrong too large for a count is wrong all the same, and N/A (nccl-tests -c 0) is "not
+// checked", never "no wrong results".
+TEST(NcclTests, HugeWrongCountIsWrongAndNotApplicableIsUnchecked) {
+  const std::string header =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n";
+  std::string text = header +
+                     "           8             2     float     sum      -1     9.10    0.00    0.00  "
+                     "99999999999999999999     9.00    0.00    0.00       0\n"
+                     "        1024           256     float     sum      -1     9.10    0.11    0.21       0     9.00"
+                     "    0.11    0.21       0\n";
+  ToolOutputFinding f = only(readToolOutputs(text), "nccl-tests");
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_NE(allDetails(f).find("wrong results at 8 B (at least 10^18 wrong)"), std::string::npos) << allDetails(f);
+
+  std::string unchecked = header +
+                          "           8             2     float     sum      -1     9.10    0.00    0.00     N/A     "
+                          "9.00    0.00    0.00     N/A\n"
+                          "        1024           256     float     sum      -1     9.10    0.11    0.21       0     "
+                          "9.00    0.11    0.21       0\n";
+  f = only(readToolOutputs(unchecked), "nccl-tests");
+  EXPECT_EQ(f.severity, Severity::kInfo);
+  EXPECT_EQ(f.title, "2 size(s), no wrong results in the 1 checked");
+  EXPECT_NE(allDetails(f).find("1 of 2 size(s) not checked (#wrong N/A"), std::string::npos) << allDetails(f);
+}
+
 TEST(NcclTests, BusBandwidthFarBelowNvlink) {
   // An 8x H100 SXM single-host header above rows as slow as host staging.
   std::string text =

@@ -22,9 +22,7 @@ int runIpc(const Options& o) {
     if (auto list = parseDeviceList(o.devices, kAnyDeviceCount); !list.isOk()) return reportError(list.status());
   Snapshot s = probeMachine();
   if (s.gpus.empty()) {
-    fmt::print(stderr, "gpupeer check --ipc: no NVIDIA GPU visible: {}\n", terminalSafe(whyNoGpu(s)));
-    for (const IpcObstacle& obstacle : ipcObstacles(s))
-      fmt::print(stderr, "  {}: {} (KB {})\n", obstacle.mechanism, terminalSafe(obstacle.why), obstacle.kbId);
+    fmt::print(stderr, "gpupeer check --ipc: {}", renderIpcNoGpu(s));
     return kExitNotApplicable;
   }
   int device = 0;

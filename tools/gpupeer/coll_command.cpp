@@ -174,8 +174,17 @@ int run(const Options& o) {
   if (!e.isOk()) return reportError(e.status());
   auto sizes = sweepSizes(b.value(), e.value(), o.factor);
   if (!sizes.isOk()) return reportError(sizes.status());
-  if (o.iters < 1 || o.warmup < 0 || o.graphLaunches < 0 || (!o.baseline.empty() && o.baseline != "nccl")) {
-    fmt::print(stderr, "gpupeer coll: -n >= 1, -w >= 0, -G >= 0, --baseline nccl\n");
+  // Each wrong value named with what it may be, not every option's range at once.
+  std::string wrong;
+  if (o.iters < 1) wrong = fmt::format("-n {}: give 1 or more timed operations (-n >= 1)", o.iters);
+  if (wrong.empty() && o.warmup < 0)
+    wrong = fmt::format("-w {}: give 0 or more warm-up operations (-w >= 0)", o.warmup);
+  if (wrong.empty() && o.graphLaunches < 0)
+    wrong = fmt::format("-G {}: give 0 (eager) or more graph replays (-G >= 0)", o.graphLaunches);
+  if (wrong.empty() && !o.baseline.empty() && o.baseline != "nccl")
+    wrong = fmt::format("--baseline '{}': the only baseline is --baseline nccl", terminalSafe(o.baseline));
+  if (!wrong.empty()) {
+    fmt::print(stderr, "gpupeer coll: {}\n", wrong);
     return kExitUsage;
   }
   // The host reference holds every rank's input and output: a bound on the size keeps an

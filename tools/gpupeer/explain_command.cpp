@@ -53,6 +53,8 @@ int run(const Options& o) {
   if (o.text.empty() && o.file.empty())
     return usage("give the error text, --file LOG, or - to read standard input (see --help)");
   if (!o.text.empty() && !o.file.empty()) return usage("give either the error text or --file LOG, not both");
+  if (std::error_code ec; o.file != "-" && std::filesystem::is_directory(o.file, ec))
+    return usage(fmt::format("'{}' is a folder; give a log file", o.file));
 
   // The built-in KB and GPUPEER_KB_PATH's folders that exist (a stale entry in the variable is
   // a warning, not a failure); every --kb folder must exist.

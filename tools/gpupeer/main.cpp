@@ -1,6 +1,7 @@
 // gpupeer: see, prove, measure and explain GPU peer-to-peer inside one machine.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <sstream>
 #include <string>
@@ -45,6 +46,12 @@ int main(int argc, char** argv) {
     for (const CommandSpec& c : registry) names += (names.empty() ? "" : ", ") + c.name;
     std::fprintf(stderr, "gpupeer: unknown command '%s' (commands: %s; see --help)\n", terminalSafe(argv[1]).c_str(),
                  names.c_str());
+    return kExitUsage;
+  }
+  // A first word that is an option of no command: named (CLI11 would say a command is required).
+  if (argc > 1 && argv[1][0] == '-' && std::strcmp(argv[1], "-h") != 0 && std::strcmp(argv[1], "--help") != 0 &&
+      std::strcmp(argv[1], "--version") != 0) {
+    std::fprintf(stderr, "gpupeer: unknown option '%s' (see --help)\n", terminalSafe(argv[1]).c_str());
     return kExitUsage;
   }
   endQuietlyOnBrokenPipe();
