@@ -18,8 +18,7 @@ void* gpupeer_mem_alloc(ptrdiff_t bytes, int device, void* /*stream*/) {
     }
     gpupeer::Result<void*> p = gpupeer::allocateShareable(device, static_cast<std::size_t>(bytes));
     if (p.isOk()) return p.value();
-    std::fprintf(stderr, "gpupeer_mem_alloc: %td bytes on GPU%d: %s\n", bytes, device,
-                 p.status().message().c_str());
+    std::fprintf(stderr, "gpupeer_mem_alloc: %td bytes on GPU%d: %s\n", bytes, device, p.status().message().c_str());
   } catch (...) {
     std::fprintf(stderr, "gpupeer_mem_alloc: out of host memory\n");
   }

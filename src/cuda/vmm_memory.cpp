@@ -166,10 +166,11 @@ Result<std::vector<ExportedSegment>> exportSegments(int device, const void* p, s
       r = CUDA_ERROR_NOT_SUPPORTED;
     a.release(h);  // the mapping keeps the allocation alive
     if (r != CUDA_SUCCESS)
-      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                           fmt::format("buffer {} is cuMem memory made without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR "
-                                       "in its requested handle types, so no other process can map it ({})",
-                                       p, api().name(r)));
+      return GPUPEER_ERROR(
+          ErrorCode::kInvalidArgument,
+          fmt::format("buffer {} is cuMem memory made without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR "
+                      "in its requested handle types, so no other process can map it ({})",
+                      p, api().name(r)));
     s.fd = UniqueFd(fd);
     out.push_back(std::move(s));
     at = static_cast<std::uintptr_t>(base) + size;
@@ -188,8 +189,8 @@ Status grantAccess(std::uintptr_t base, std::size_t bytes, int peerDevice) {
 Status ImportedSegments::map(int device, const std::vector<UniqueFd>& fds, const std::vector<std::size_t>& bytes) {
   GPUPEER_RETURN_IF_ERROR(available());
   if (fds.empty() || fds.size() != bytes.size())
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("{} descriptors for {} segments", fds.size(),
-                                                                  bytes.size()));
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("{} descriptors for {} segments", fds.size(), bytes.size()));
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
   const Api& a = api();
   device_ = device;
@@ -210,8 +211,7 @@ Status ImportedSegments::map(int device, const std::vector<UniqueFd>& fds, const
     if (CUresult r = a.importHandle(&h, reinterpret_cast<void*>(static_cast<std::intptr_t>(fds[k].get())),
                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
         r != CUDA_SUCCESS)
-      return driverFailure("cuMemImportFromShareableHandle", r, device)
-          .withKbId("nccl/cumem-import-pidfd");
+      return driverFailure("cuMemImportFromShareableHandle", r, device).withKbId("nccl/cumem-import-pidfd");
     handles_.push_back({h, bytes[k]});
     if (CUresult r = a.map(base + at, bytes[k], 0, h, 0); r != CUDA_SUCCESS)
       return driverFailure("cuMemMap of a peer's segment", r, device);

@@ -26,8 +26,7 @@ class ShareableAllocation {
  public:
   /// `bytes` rounded up to the allocation granularity, in chunks of `chunkBytes` (rounded up
   /// likewise; 0: one chunk), as PyTorch's expandable segments map theirs.
-  static Result<std::unique_ptr<ShareableAllocation>> create(int device, std::size_t bytes,
-                                                             std::size_t chunkBytes = 0);
+  static Result<std::unique_ptr<ShareableAllocation>> create(int device, std::size_t bytes, std::size_t chunkBytes = 0);
   ShareableAllocation(const ShareableAllocation&) = delete;
   ShareableAllocation& operator=(const ShareableAllocation&) = delete;
   ~ShareableAllocation();

@@ -23,8 +23,8 @@ constexpr std::size_t kRandomBytes = 16;
 constexpr int kTokenWaitMs = 2000;
 
 Status systemError(const char* what) {
-  return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("passing cuMem descriptors: {}: {}", what,
-                                                       std::strerror(errno)));
+  return GPUPEER_ERROR(ErrorCode::kSystem,
+                       fmt::format("passing cuMem descriptors: {}: {}", what, std::strerror(errno)));
 }
 
 Result<std::string> randomHex() {
@@ -74,14 +74,14 @@ Status FdOffer::serve(int clients, const std::vector<int>& fds, SocketDeadline d
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return systemError("poll");
     if (ready == 0)
-      return GPUPEER_ERROR(ErrorCode::kTimeout,
-                           fmt::format("passing cuMem descriptors: {} of {} ranks came for this rank's", served,
-                                       clients));
+      return GPUPEER_ERROR(
+          ErrorCode::kTimeout,
+          fmt::format("passing cuMem descriptors: {} of {} ranks came for this rank's", served, clients));
     UniqueFd client(::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC));
     if (client.get() < 0) return systemError("accept");
     std::string token(token_.size(), '\0');
-    const SocketDeadline tokenBound = std::min(deadline, std::chrono::steady_clock::now() +
-                                                             std::chrono::milliseconds(kTokenWaitMs));
+    const SocketDeadline tokenBound =
+        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(kTokenWaitMs));
     if (!recvAll(client.get(), token.data(), token.size(), tokenBound).isOk() || token != token_) continue;
     for (std::size_t k = 0; k < fds.size(); ++k) {
       const std::uint32_t index = static_cast<std::uint32_t>(k);
@@ -114,9 +114,8 @@ Result<std::vector<UniqueFd>> receiveOffered(int sock, std::size_t count, Socket
     GPUPEER_RETURN_IF_ERROR(fdpass::receiveWithFd(sock, &index, sizeof index, &fd, millisecondsLeft(deadline)));
     UniqueFd owned(fd);
     if (fd < 0 || index != k)
-      return GPUPEER_ERROR(ErrorCode::kSystem,
-                           fmt::format("passing cuMem descriptors: segment {} came as {} {}", k, index,
-                                       fd < 0 ? "without a descriptor" : ""));
+      return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("passing cuMem descriptors: segment {} came as {} {}", k,
+                                                           index, fd < 0 ? "without a descriptor" : ""));
     out.push_back(std::move(owned));
   }
   return out;

@@ -99,8 +99,7 @@ TEST(FdExchange, AnOfferThatIsGoneIsAClearError) {
   }
   Result<UniqueFd> c = connectToOffer(name, "token", in(1000));
   ASSERT_FALSE(c.isOk());
-  EXPECT_NE(c.status().message().find("cannot connect to a peer's socket"), std::string::npos)
-      << c.status().message();
+  EXPECT_NE(c.status().message().find("cannot connect to a peer's socket"), std::string::npos) << c.status().message();
 }
 
 }  // namespace
