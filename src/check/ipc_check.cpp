@@ -68,6 +68,7 @@ struct Driver {
   decltype(&cuIpcCloseMemHandle) ipcClose = nullptr;
   decltype(&cuMemcpyDtoH) toHost = nullptr;
   decltype(&cuMemcpyHtoD) toDevice = nullptr;
+  decltype(&cuCtxSynchronize) synchronize = nullptr;
   decltype(&cuMemImportFromShareableHandle) import = nullptr;
   decltype(&cuMemAddressReserve) reserve = nullptr;
   decltype(&cuMemMap) map = nullptr;
@@ -91,6 +92,7 @@ struct Driver {
     get(ipcClose, GPUPEER_NAME_OF(cuIpcCloseMemHandle));
     get(toHost, GPUPEER_NAME_OF(cuMemcpyDtoH));
     get(toDevice, GPUPEER_NAME_OF(cuMemcpyHtoD));
+    get(synchronize, GPUPEER_NAME_OF(cuCtxSynchronize));
     get(import, GPUPEER_NAME_OF(cuMemImportFromShareableHandle));
     get(reserve, GPUPEER_NAME_OF(cuMemAddressReserve));
     get(map, GPUPEER_NAME_OF(cuMemMap));
@@ -100,7 +102,7 @@ struct Driver {
     get(release, GPUPEER_NAME_OF(cuMemRelease));
     get(errorName, GPUPEER_NAME_OF(cuGetErrorName));
     return init && deviceByBusId && retainContext && setContext && ipcOpen && ipcClose && toHost && toDevice &&
-           import && reserve && map && setAccess && unmap && addressFree && release && errorName;
+           synchronize && import && reserve && map && setAccess && unmap && addressFree && release && errorName;
   }
   const char* name(CUresult r) const {
     const char* n = nullptr;
@@ -123,6 +125,12 @@ bool checkAndAnswer(const Driver& d, CUdeviceptr ptr, std::uint64_t seed, Mechan
   fillPattern(host.data(), host.size(), seed + 1);
   if (CUresult r = d.toDevice(ptr, host.data(), kBytes); r != CUDA_SUCCESS) {
     set(a, CheckOutcome::kFail, kb, "cuMemcpyHtoD into the imported memory: %s", d.name(r));
+    return false;
+  }
+  // A copy from pageable memory returns once the bytes are staged, not written: without this
+  // the owner may read the last chunks before they land.
+  if (CUresult r = d.synchronize(); r != CUDA_SUCCESS) {
+    set(a, CheckOutcome::kFail, kb, "cuCtxSynchronize after writing the imported memory: %s", d.name(r));
     return false;
   }
   return true;
