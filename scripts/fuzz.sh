@@ -11,10 +11,13 @@ build=${2:-build-sanitize}
 cxx=${FUZZ_CXX:-$(command -v clang++-14 || command -v clang++)}
 cli=""
 [ -x build/gpupeer ] && cli="$PWD/build/gpupeer"
-# -O1 and line tables only: a lean build (CI compiles it from scratch on 2 cores).
-cmake -S tests/host_only -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DGPUPEER_FUZZ=ON -DCMAKE_BUILD_TYPE=None \
-  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DGPUPEER_CLI="$cli" >/dev/null
-cmake --build "$build" -j "$(nproc)" >/dev/null
+# -O1 and line tables only: a lean build (CI compiles it from scratch on 2 cores). It is also the
+# build without CUDA, so the toolkit is kept out of reach: PATH without its folders, CUDA_HOME
+# pointing nowhere (scripts/sanitize.sh checks the compile commands).
+no_cuda=(env PATH="$(tr ':' '\n' <<<"$PATH" | grep -iv cuda | paste -sd:)" CUDA_HOME=/nonexistent CUDA_PATH= CUDACXX=)
+"${no_cuda[@]}" cmake -S tests/host_only -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DGPUPEER_FUZZ=ON \
+  -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DGPUPEER_CLI="$cli" >/dev/null
+"${no_cuda[@]}" cmake --build "$build" -j "$(nproc)" >/dev/null
 [ "$seconds" = "--build-only" ] && exit 0
 
 # Seeds: the files each parser reads in the repository, and the inputs kept from crashes.

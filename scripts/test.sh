@@ -17,6 +17,7 @@ python3 scripts/bench_readme.py --check  # bench/README.md and results.jsonl fil
 # The installed package: a find_package and a pkg-config consumer built against it.
 scripts/check_package.sh build
 
-# Once more with AddressSanitizer + UBSan (CPU sources only), then each fuzz target briefly.
+# Once more with AddressSanitizer + UBSan (CPU sources only, no CUDA headers: also the build
+# without CUDA, whose gpupeer its CLI tests run), then each fuzz target briefly.
 # 10 s per fuzz target keeps the whole run under 15 minutes on 2 cores (six targets).
 scripts/sanitize.sh "${GPUPEER_FUZZ_SECONDS:-10}"

@@ -17,14 +17,13 @@
 /// stream and fork the others from it with events). One communicator takes calls from one
 /// thread at a time.
 
-#include <cuda_runtime_api.h>
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gpupeer/collective_algo.hpp"
 #include "gpupeer/collective_types.hpp"
+#include "gpupeer/cuda_stream.hpp"
 #include "gpupeer/status.hpp"
 
 namespace gpupeer {

@@ -24,6 +24,15 @@ struct ProbeOptions {
 /// Reads the machine. Never fails: what cannot be read is recorded as unknown, with why.
 Snapshot probeMachine(const ProbeOptions& options = {});
 
+/// Whether this library was built with CUDA and so can read the machine. False in the build
+/// without CUDA (CMake option GPUPEER_WITH_CUDA=OFF), which analyses snapshot files only: there
+/// probeMachine returns no GPU, measureForDoctor measures nothing and runPeerCheck fails as
+/// kUnsupported, each saying so.
+bool builtWithCuda();
+
+/// The reason a build without CUDA gives for not reading the machine (one line).
+inline constexpr const char* kBuiltWithoutCuda = "this gpupeer was built without CUDA";
+
 /// Explains, in one line, why no GPU is visible to CUDA (no driver, no device, or hidden by
 /// CUDA_VISIBLE_DEVICES). Used when deviceCount is unknown or zero.
 std::string whyNoGpu(const Snapshot& s);

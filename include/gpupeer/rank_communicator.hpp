@@ -17,8 +17,6 @@
 /// makes the others fail with kTimeout naming it, never hang. One communicator takes calls
 /// from one thread at a time; abort() may be called from any thread.
 
-#include <cuda_runtime_api.h>
-
 #include <array>
 #include <cstddef>
 #include <functional>
@@ -27,6 +25,7 @@
 #include <string_view>
 
 #include "gpupeer/collective_types.hpp"
+#include "gpupeer/cuda_stream.hpp"
 #include "gpupeer/status.hpp"
 
 namespace gpupeer {

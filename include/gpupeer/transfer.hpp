@@ -4,13 +4,12 @@
 /// per pair: P2P by copy engine, P2P by SM kernel, or a host-staged pipeline where P2P is
 /// unavailable or disabled; batches of small copies issued as one kernel.
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "gpupeer/cuda_stream.hpp"
 #include "gpupeer/snapshot.hpp"
 #include "gpupeer/status.hpp"
 

@@ -33,6 +33,9 @@ bool given(const char* text) { return text != nullptr && *text != '\0'; }
 Result<Snapshot> snapshotFrom(const char* path, const char* json) {
   if (given(path)) return loadSnapshotFile(path);
   if (given(json)) return snapshotFromJson(json, "<snapshot>");
+  if (!builtWithCuda())
+    return GPUPEER_ERROR(ErrorCode::kUnsupported,
+                         std::string(kBuiltWithoutCuda) + ": reading the machine needs a GPU build; give a snapshot");
   return probeMachine();
 }
 
@@ -134,6 +137,9 @@ int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int 
     if (Status f = capi::checkFormat(format); !f.isOk()) return fail(f, error);
     if (device_count < 0 || (device_count > 0 && !devices))
       return fail(GPUPEER_ERROR(ErrorCode::kInvalidArgument, "devices: a list of device_count ordinals"), error);
+    if (!builtWithCuda())
+      return fail(GPUPEER_ERROR(ErrorCode::kUnsupported, std::string(kBuiltWithoutCuda) + ": check needs a GPU build"),
+                  error);
     Snapshot s = probeMachine();
     if (s.gpus.empty()) return fail(capi::noGpu(s), error);
     CheckOptions options;

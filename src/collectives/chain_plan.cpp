@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "collectives/one_shot_kernels.cuh"
+#include "collectives/kernel_limits.hpp"
 
 namespace gpupeer {
 

@@ -11,12 +11,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "collectives/kernel_limits.hpp"
 #include "cuda/error_word.hpp"
 #include "gpupeer/collective_types.hpp"
 
 namespace gpupeer {
-
-inline constexpr int kMaxOneShotBlocks = 512;
 
 /// A registered buffer as one rank's kernels reach it (RankCommunicator::registerBuffer): its
 /// first byte (for a peer's, mapped into this process) and its size; null where that
@@ -167,10 +166,6 @@ cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream
 /// The chain kernel's threads per block: two blocks share an SM, so that one copies while the
 /// other waits for its stores to land before raising a step's flag.
 inline constexpr int kChainThreads = 256;
-
-/// The most steps a block of the chain kernel may take (its flags count them within an
-/// operation's range).
-inline constexpr std::size_t kMaxChainSteps = 4000;
 
 /// The 128-byte variant's lines: 120 data bytes and an 8-byte flag each.
 inline constexpr std::size_t kLine128Bytes = 128;

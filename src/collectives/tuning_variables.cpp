@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
+#include "collectives/kernel_limits.hpp"
 #include "collectives/line_grid.hpp"
-#include "collectives/one_shot_kernels.cuh"
 #include "gpupeer/bench.hpp"
 
 namespace gpupeer {

@@ -1,7 +1,6 @@
 // Error codes as people type them, read against each family's table of names and numbers.
 #include "gpupeer/api_error_code.hpp"
 
-#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <re2/re2.h>
 
@@ -9,7 +8,6 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <cstring>
 #include <utility>
 
 namespace gpupeer {
@@ -20,18 +18,13 @@ struct NamedCode {
   int number;
 };
 
-// cudaError_t from the CUDA runtime linked in: cudaGetErrorName is a table lookup that needs no
-// driver or GPU, and it is the runtime's own list. Codes run from 0 to 999 (cudaErrorUnknown),
-// with gaps, which answer "unrecognized error code".
+// cudaError_t as the CUDA runtime names and numbers it (cuda_error_names.inc, its list written
+// out so that a build without CUDA reads the same codes). Codes run from 0 to 999
+// (cudaErrorUnknown), with gaps, which answer "unrecognized error code".
 const std::vector<NamedCode>& cudaTable() {
-  static const std::vector<NamedCode> table = [] {
-    std::vector<NamedCode> t;
-    for (int i = 0; i <= 1000; ++i) {
-      const char* name = cudaGetErrorName(static_cast<cudaError_t>(i));
-      if (name && std::strncmp(name, "cuda", 4) == 0) t.push_back({name, i});
-    }
-    return t;
-  }();
+  static const std::vector<NamedCode> table = {
+#include "cuda_error_names.inc"
+  };
   return table;
 }
 

@@ -10,6 +10,8 @@
 
 namespace gpupeer {
 
+bool builtWithCuda() { return true; }
+
 Snapshot probeMachine(const ProbeOptions& options) {
   Snapshot s;
   s.description = "probed by gpupeer";

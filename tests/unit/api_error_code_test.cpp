@@ -2,7 +2,10 @@
 // codes a KB entry's error_code field carries.
 #include "gpupeer/api_error_code.hpp"
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #if __has_include(<nccl.h>)
 #include <nccl.h>
@@ -75,6 +78,27 @@ TEST(ApiErrorCode, CodesAnEntryCarries) {
   EXPECT_TRUE(apiErrorCodesCarried("none (hang)").empty());
   EXPECT_TRUE(apiErrorCodesCarried("DCGM_FR_IMEX_UNHEALTHY (122)").empty());
   EXPECT_TRUE(apiErrorCodesCarried("122").empty());  // a number alone names no family
+}
+
+// The written-out table of cudaError_t (src/explain/cuda_error_names.inc) is the runtime's: every
+// name cudaGetErrorName gives reads as its number, and a number it has no name for reads as none.
+TEST(ApiErrorCode, CudaTableIsTheRuntimes) {
+  int named = 0;
+  for (int i = 0; i <= 1000; ++i) {
+    const char* name = cudaGetErrorName(static_cast<cudaError_t>(i));
+    std::vector<ApiErrorCode> byNumber = readApiErrorCodes("cudaError_t " + std::to_string(i));
+    if (name == nullptr || std::strncmp(name, "cuda", 4) != 0) {
+      for (const ApiErrorCode& c : byNumber) EXPECT_TRUE(c.name.empty()) << i << " is " << c.name;
+      continue;
+    }
+    ++named;
+    std::vector<ApiErrorCode> byName = readApiErrorCodes(name);
+    ASSERT_EQ(byName.size(), 1u) << name;
+    EXPECT_EQ(byName[0].number, i) << name;
+    ASSERT_EQ(byNumber.size(), 1u) << i;
+    EXPECT_EQ(byNumber[0].name, name);
+  }
+  EXPECT_GT(named, 100);
 }
 
 #if __has_include(<nccl.h>)

@@ -12,9 +12,20 @@
 
 namespace gpupeer::cli {
 
-/// The snapshot from `file` when given (the machine is then never touched), else probed.
-inline Result<Snapshot> obtainSnapshot(const std::string& file) {
+/// What `what` (a subcommand, or a subcommand without --snapshot) answers in a build without
+/// CUDA: ErrorCode::kUnsupported (exit 3), naming the subcommands that work there.
+inline Status needsCudaBuild(const std::string& what) {
+  return GPUPEER_ERROR(
+      ErrorCode::kUnsupported,
+      std::string(kBuiltWithoutCuda) + ": " + what +
+          " needs a GPU build; offline: doctor --snapshot, topo --snapshot, explain, report --snapshot");
+}
+
+/// The snapshot from `file` when given (the machine is then never touched), else probed; a
+/// build without CUDA cannot probe, and says so for `command`.
+inline Result<Snapshot> obtainSnapshot(const std::string& file, const std::string& command) {
   if (!file.empty()) return loadSnapshotFile(file);
+  if (!builtWithCuda()) return needsCudaBuild(command + " without --snapshot");
   return probeMachine();
 }
 

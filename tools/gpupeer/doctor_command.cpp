@@ -18,7 +18,7 @@ struct Options {
 
 int run(const Options& o) {
   auto start = std::chrono::steady_clock::now();
-  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
+  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile, "doctor");
   if (!snap.isOk()) return reportError(snap.status());
   const Snapshot& s = snap.value();
   bool offline = !o.snapshotFile.empty() || o.noGpuActions;

@@ -23,7 +23,7 @@ int run(const Options& o) {
   for (const std::string& file : o.results)
     if (Status st = loadReportResults(file, results); !st.isOk()) return reportError(st);
   for (const std::string& w : results.warnings) fmt::print(stderr, "gpupeer report: {}\n", terminalSafe(w));
-  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
+  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile, "report");
   if (!snap.isOk()) return reportError(snap.status());
   ReportInput input;
   input.snapshot = &snap.value();

@@ -15,7 +15,7 @@ struct Options {
 };
 
 int run(const Options& o) {
-  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
+  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile, "snapshot");
   if (!snap.isOk()) return reportError(snap.status());
   if (!o.output.empty()) {
     Status written = writeOutputFile(o.output, snapshotToJson(snap.value()));

@@ -13,7 +13,7 @@ struct Options {
 };
 
 int run(const Options& o) {
-  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile);
+  Result<Snapshot> snap = obtainSnapshot(o.snapshotFile, "topo");
   if (!snap.isOk()) return reportError(snap.status());
   const Snapshot& s = snap.value();
   if (s.gpus.empty()) {
