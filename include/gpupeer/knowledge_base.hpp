@@ -99,6 +99,9 @@ class KnowledgeBase {
   /// <dir>/../kb (a build folder carried with its repository); the configured install dir.
   /// Followed by each directory of the colon-separated GPUPEER_KB_PATH.
   static std::vector<std::string> defaultDirectories();
+  /// defaultDirectories() that exist. Each that does not (a stale GPUPEER_KB_PATH entry) adds
+  /// a warning to `skipped`, which the caller shows as it shows warnings.
+  static std::vector<std::string> existingDefaultDirectories(std::vector<std::string>* skipped);
 
   /// Adds an entry; an error if its id is taken or its regex does not compile.
   Status add(KbEntry entry);

@@ -63,14 +63,9 @@ Result<Explained> explain(const char* text, const char* logPath, const char* con
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument, fmt::format("'{}' is a folder; give a log file", logPath));
   // As `gpupeer explain`: GPUPEER_KB_PATH's folders that do not exist are a warning each (a stale
   // entry in the variable), the folders given here must exist.
-  std::vector<std::string> dirs;
-  for (const std::string& d : KnowledgeBase::defaultDirectories()) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(d, ec))
-      dirs.push_back(d);
-    else
-      GPUPEER_WARN("KB directory '{}' (GPUPEER_KB_PATH) does not exist or is not a directory; skipped", d);
-  }
+  std::vector<std::string> skipped;
+  std::vector<std::string> dirs = KnowledgeBase::existingDefaultDirectories(&skipped);
+  for (const std::string& w : skipped) GPUPEER_WARN("{}", w);
   for (int i = 0; i < kbDirCount; ++i) dirs.emplace_back(kbDirs[i] ? kbDirs[i] : "");
   std::vector<std::string> warnings;
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);

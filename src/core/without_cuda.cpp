@@ -1,5 +1,5 @@
 // The build without CUDA (GPUPEER_WITH_CUDA=OFF): in place of the code that reads and drives
-// the GPUs (src/probe, doctor_measure.cpp, peer_check.cpp, bench_testcases.cpp), which the build
+// the GPUs (src/probe, doctor_measure.cpp, peer_check.cpp, ipc_check.cpp, bench_testcases.cpp), which the build
 // leaves out, the functions the offline code calls, saying that this build cannot. Snapshot
 // files are analysed as in any build; callers ask builtWithCuda() before reaching for the
 // machine.
@@ -7,6 +7,7 @@
 
 #include "gpupeer/bench.hpp"
 #include "gpupeer/doctor.hpp"
+#include "gpupeer/ipc_check.hpp"
 #include "gpupeer/peer_check.hpp"
 #include "gpupeer/probe.hpp"
 
@@ -34,6 +35,11 @@ Measurements measureForDoctor(const Snapshot&) {
 Result<CheckReport> runPeerCheck(const Snapshot&, const CheckOptions&) {
   return GPUPEER_ERROR(ErrorCode::kUnsupported,
                        fmt::format("{}: the P2P data check needs a build with CUDA", kBuiltWithoutCuda));
+}
+
+Result<IpcCheckReport> runIpcCheck(const Snapshot&, int) {
+  return GPUPEER_ERROR(ErrorCode::kUnsupported,
+                       fmt::format("{}: the cross-process check needs a build with CUDA", kBuiltWithoutCuda));
 }
 
 // The testcases are their run functions' (GPU code): a results file's descriptions come from the

@@ -109,17 +109,25 @@ std::vector<std::string> KnowledgeBase::defaultDirectories() {
   return dirs;
 }
 
+std::vector<std::string> KnowledgeBase::existingDefaultDirectories(std::vector<std::string>* skipped) {
+  std::vector<std::string> dirs;
+  for (const std::string& d : defaultDirectories()) {
+    std::error_code ec;
+    if (fs::is_directory(d, ec))
+      dirs.push_back(d);
+    else if (skipped)
+      skipped->push_back(
+          fmt::format("KB directory '{}' (GPUPEER_KB_PATH) does not exist or is not a directory; skipped", d));
+  }
+  return dirs;
+}
+
 const KnowledgeBase& builtinKnowledgeBase() {
   // A function-local static: initialised once, thread-safe since C++11.
   static const KnowledgeBase kb = [] {
-    std::vector<std::string> dirs;
-    for (const std::string& d : KnowledgeBase::defaultDirectories()) {
-      std::error_code ec;
-      if (fs::is_directory(d, ec))
-        dirs.push_back(d);
-      else
-        GPUPEER_WARN("KB directory '{}' does not exist; skipped", d);
-    }
+    std::vector<std::string> skipped;
+    const std::vector<std::string> dirs = KnowledgeBase::existingDefaultDirectories(&skipped);
+    for (const std::string& w : skipped) GPUPEER_WARN("{}", w);
     std::vector<std::string> warnings;
     Result<KnowledgeBase> loaded = KnowledgeBase::loadDirectories(dirs, &warnings);
     for (const std::string& w : warnings) GPUPEER_WARN("KB: {}", w);

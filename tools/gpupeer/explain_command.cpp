@@ -58,14 +58,9 @@ int run(const Options& o) {
 
   // The built-in KB and GPUPEER_KB_PATH's folders that exist (a stale entry in the variable is
   // a warning, not a failure); every --kb folder must exist.
-  std::vector<std::string> dirs;
-  for (const std::string& d : KnowledgeBase::defaultDirectories()) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(d, ec))
-      dirs.push_back(d);
-    else
-      warn(fmt::format("KB directory '{}' (GPUPEER_KB_PATH) does not exist or is not a directory; skipped", d));
-  }
+  std::vector<std::string> skipped;
+  std::vector<std::string> dirs = KnowledgeBase::existingDefaultDirectories(&skipped);
+  for (const std::string& w : skipped) warn(w);
   dirs.insert(dirs.end(), o.kbDirs.begin(), o.kbDirs.end());
   std::vector<std::string> warnings;
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories(dirs, &warnings);
