@@ -55,3 +55,8 @@ set(GPUPEER_HOST_TESTS
   terminal_text_test sweep_progress_test tuning_variables_test fd_exchange_test)
 # The CLI tests of the subcommands that work from files; they run the tool without CUDA.
 set(GPUPEER_OFFLINE_CLI_TESTS kb_explain_cli_test kb_location_cli_test output_file_cli_test)
+
+# libgpupeer_c.so without CUDA: the diagnosis entries, the GPU ones as stand-ins that say why.
+# The sanitized build links them into its tests, so a missing stand-in fails CI.
+set(GPUPEER_WITHOUT_CUDA_C_SOURCES src/c_api/c_api_error.cpp src/c_api/c_api_enums.cpp
+  src/c_api/c_api_collective.cpp src/c_api/c_api_diagnosis.cpp src/c_api/c_api_without_cuda.cpp)

@@ -39,8 +39,7 @@ install(TARGETS gpupeer_cli RUNTIME DESTINATION bin)
 install(DIRECTORY kb/ DESTINATION share/gpupeer/kb FILES_MATCHING PATTERN "*.json")
 
 # libgpupeer_c.so as in the build with CUDA (CMakeLists.txt): RE2 as libre2.so beside it.
-add_library(gpupeer_c SHARED src/c_api/c_api_error.cpp src/c_api/c_api_enums.cpp src/c_api/c_api_collective.cpp
-  src/c_api/c_api_diagnosis.cpp src/c_api/c_api_without_cuda.cpp)
+add_library(gpupeer_c SHARED ${GPUPEER_WITHOUT_CUDA_C_SOURCES})
 target_link_libraries(gpupeer_c PRIVATE gpupeer)
 target_include_directories(gpupeer_c PRIVATE src)
 target_link_options(gpupeer_c PRIVATE -Wl,--no-undefined -Wl,--enable-new-dtags
