@@ -118,8 +118,7 @@ int gpupeer_check(const int* devices, int device_count, size_t large_bytes, int 
 /// program started again, with this library in LD_PRELOAD). GPUPEER_UNSUPPORTED when no GPU is
 /// visible, its message what the CLI says then (the reason, a line per obstacle of the process's
 /// surroundings). *failed (when not null): how many ways of sharing failed.
-int gpupeer_check_ipc(const int* devices, int device_count, int format, char** out, int* failed,
-                      gpupeer_error** error);
+int gpupeer_check_ipc(const int* devices, int device_count, int format, char** out, int* failed, gpupeer_error** error);
 /// `gpupeer doctor`. GPU actions (data check, bandwidth) run when `gpu_actions` is non-zero and
 /// the snapshot was probed. *worst (when not null): GPUPEER_SEVERITY_ERROR when a finding is an
 /// error, else GPUPEER_DOCTOR_NO_GPU when the snapshot has no GPU (the CLI exits 3), else

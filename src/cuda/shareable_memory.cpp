@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "cuda/device_guard.hpp"
 #include "cuda/vmm_memory.hpp"
 
 namespace gpupeer {
@@ -48,12 +49,10 @@ Status freeShareable(void* ptr) {
     l.byPointer.erase(it);
   }
   // As cudaFree does: work still queued on the memory finishes before it is unmapped.
-  int previous = 0;
-  cudaGetDevice(&previous);
+  DeviceGuard guard;
   cudaSetDevice(gone->device());
   cudaDeviceSynchronize();
   (void)cudaGetLastError();
-  cudaSetDevice(previous);
   return Status::ok();  // unmapped and released as `gone` goes
 }
 

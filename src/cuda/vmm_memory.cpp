@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_status.hpp"
+#include "cuda/device_guard.hpp"
 #include "cuda/driver_entry.hpp"
 
 namespace gpupeer::vmm {
@@ -93,6 +94,7 @@ Result<std::unique_ptr<ShareableAllocation>> ShareableAllocation::create(int dev
                                                                          std::size_t chunkBytes) {
   GPUPEER_RETURN_IF_ERROR(available());
   if (bytes == 0) return GPUPEER_ERROR(ErrorCode::kInvalidArgument, "an allocation of 0 bytes");
+  DeviceGuard guard;  // the caller's current device is left as it was
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
   const Api& a = api();
   CUmemAllocationProp prop = deviceProperties(device);
@@ -134,6 +136,7 @@ ShareableAllocation::~ShareableAllocation() {
 
 Result<std::vector<ExportedSegment>> exportSegments(int device, const void* p, std::size_t bytes) {
   GPUPEER_RETURN_IF_ERROR(available());
+  DeviceGuard guard;  // the caller's current device is left as it was
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
   const Api& a = api();
   std::vector<ExportedSegment> out;
@@ -191,6 +194,7 @@ Status ImportedSegments::map(int device, const std::vector<UniqueFd>& fds, const
   if (fds.empty() || fds.size() != bytes.size())
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("{} descriptors for {} segments", fds.size(), bytes.size()));
+  DeviceGuard guard;  // the caller's current device is left as it was
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
   const Api& a = api();
   device_ = device;
