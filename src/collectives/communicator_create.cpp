@@ -179,12 +179,7 @@ Status prepareCopies(Impl& c, int r) {
   c.fewestSms = r == 0 ? sms : std::min(c.fewestSms, sms);
   rank.hopperOrLater = major >= 9;
   GPUPEER_RETURN_IF_ERROR(rank.ceScratch.allocate(d, c.n() * c.options.ceSlotBytes));
-  GPUPEER_RETURN_IF_ERROR(rank.copyStream.create(d));
-  GPUPEER_RETURN_IF_ERROR(rank.start.create(d));
-  GPUPEER_RETURN_IF_ERROR(rank.copiesDone.create(d));
-  rank.copied.resize(kMaxCePositions);
-  for (Event& e : rank.copied) GPUPEER_RETURN_IF_ERROR(e.create(d));
-  return Status::ok();
+  return createSideStream(rank, d, false);
 }
 
 // Every rank's kernels and memory, rank by rank; with P2P the one-shot path's too.
@@ -226,6 +221,21 @@ void startLaunchPool(Impl& c) {
 }
 
 }  // namespace
+
+Status createSideStream(Communicator::Impl::Rank& rank, int device, bool acrossProcesses) {
+  GPUPEER_RETURN_IF_ERROR(rank.copyStream.create(device));
+  GPUPEER_RETURN_IF_ERROR(rank.start.create(device));
+  GPUPEER_RETURN_IF_ERROR(rank.copiesDone.create(device));
+  rank.copied.resize(kMaxCePositions);
+  for (Event& e : rank.copied) GPUPEER_RETURN_IF_ERROR(e.create(device));
+  if (acrossProcesses) {
+    rank.freed.resize(kMaxCePositions);
+    for (Event& e : rank.freed) GPUPEER_RETURN_IF_ERROR(e.create(device));
+    GPUPEER_RETURN_IF_ERROR(rank.postStream.create(device));
+    GPUPEER_RETURN_IF_ERROR(rank.postsDone.create(device));
+  }
+  return Status::ok();
+}
 
 Result<std::unique_ptr<Communicator>> Communicator::create(const std::vector<int>& devices) {
   Result<CommunicatorOptions> options = CommunicatorOptions::fromEnvironment();

@@ -88,7 +88,13 @@ struct Communicator::Impl {
     DeviceBuffer ceScratch;
     Stream copyStream;
     Event start, copiesDone;
-    std::vector<Event> copied;   // per pipeline position, kept depth + 2 deep
+    std::vector<Event> copied;  // per pipeline position, kept depth + 2 deep
+    // Across processes, per pipeline position: the receivers freed it (awaited on the rank's
+    // stream, handed to its side stream). And a stream that tells the receivers what the side
+    // stream's copies landed, so that its copies follow each other without a gap.
+    std::vector<Event> freed;
+    Stream postStream;
+    Event postsDone;
     bool hopperOrLater = false;  // programmatic dependent launch available
   };
   std::vector<Rank> ranks;
@@ -131,6 +137,10 @@ struct Communicator::Impl {
 
 inline const char* at(const void* p, std::size_t bytes) { return static_cast<const char*>(p) + bytes; }
 inline char* at(void* p, std::size_t bytes) { return static_cast<char*>(p) + bytes; }
+
+/// A rank's side stream and the copy-engine algorithm's events on `device` (current); the
+/// "freed" events too where the ranks live in several processes.
+Status createSideStream(Communicator::Impl::Rank& rank, int device, bool acrossProcesses);
 
 /// Every rank's side stream (copyStream) starts after its own stream reaches the operation and
 /// after every peer has arrived at it: no copy lands in a buffer that the previous operation

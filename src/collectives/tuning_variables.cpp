@@ -65,7 +65,8 @@ constexpr std::size_t kMaxLines = static_cast<std::size_t>(kMaxLineBlockLines);
 // clang-format off
 const TuningVariable kVariables[] = {
     {.name = "GPUPEER_ALGO", .option = "algorithm",
-     .doc = "forces an algorithm on every operation it can serve",
+     .doc = "forces an algorithm on every operation it can serve (one process per GPU: oneshot, twoshot, chain, "
+            "and ce for all-reduce, reduce-scatter and reduce)",
      .words = "oneshot, twoshot, pull, split, chain, ce, ring", .setWord = setAlgorithm, .show = showAlgorithm},
     {.name = "GPUPEER_P2P_DISABLE", .option = "disableP2p",
      .doc = "stages every copy through host memory, as between GPUs without P2P",

@@ -106,9 +106,11 @@ std::size_t RankCommunicator::slotBytes() const { return impl_->core.options.one
 
 namespace {
 
-// The table's choice for ranks that reach each other through the scratch alone.
-Result<CollAlgo> scratchAlgorithm(CollOp op, std::size_t bytes, int ranks) {
-  return chooseAlgorithm(op, bytes, ranks, true, "", algorithmTable(), false, false, false, /*hostKnowsPeers=*/false);
+// The table's choice for ranks that reach each other through the scratch alone (GPUPEER_ALGO
+// where it names one of those algorithms: every rank must be given the same).
+Result<CollAlgo> scratchAlgorithm(const RankCommunicator::Impl& c, CollOp op, std::size_t bytes) {
+  return chooseAlgorithm(op, bytes, c.n(), true, c.core.algorithmOverride, algorithmTable(), false, false, false,
+                         /*hostKnowsPeers=*/false);
 }
 
 // What a call whose buffers lie in registered buffers takes instead of the scratch, at
@@ -134,7 +136,7 @@ const char* RankCommunicator::algorithmFor(CollOp op, std::size_t bytes, bool re
   const std::size_t rankBytes = op == CollOp::kAllGather || op == CollOp::kReduceScatter ? bytes / n : bytes;
   if (std::optional<CollAlgo> direct = zeroCopyAlgorithm(*impl_, op, rankBytes); registered && direct)
     return collAlgoName(*direct);
-  Result<CollAlgo> algo = scratchAlgorithm(op, bytes, n);
+  Result<CollAlgo> algo = scratchAlgorithm(*impl_, op, bytes);
   return algo.isOk() ? collAlgoName(algo.value()) : "?";
 }
 
@@ -147,7 +149,8 @@ Status usable(const RankCommunicator::Impl& c) {
 
 // One rank's collective: checked as the one-process communicator checks its ranks; then on
 // registered buffers the pull kernel, else what the algorithm table gives ranks that reach
-// each other through the scratch (one-shot, or two-shot), or with one rank a local copy.
+// each other through the scratch (one-shot, two-shot, the chain, or the copy engines into the
+// peers' scratch), or with one rank a local copy.
 Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, void* recv, std::size_t count,
                      DataType type, RedOp redop, int root, cudaStream_t stream) {
   GPUPEER_RETURN_IF_ERROR(usable(c));
@@ -185,7 +188,7 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
   const std::size_t bytes = collectiveBytes(op, count, type, n);
   CollAlgo algo = zeroCopy ? *direct : CollAlgo::kOneShot;
   if (!zeroCopy && n > 1) {
-    Result<CollAlgo> chosen = scratchAlgorithm(op, bytes, n);
+    Result<CollAlgo> chosen = scratchAlgorithm(c, op, bytes);
     if (!chosen.isOk()) return chosen.status();
     algo = chosen.value();
   }
@@ -198,6 +201,7 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
   }
   if (algo == CollAlgo::kTwoShot) return runTwoShot(c.core, q);
   if (algo == CollAlgo::kChain) return runChain(c.core, q);
+  if (algo == CollAlgo::kCopyEngine) return runCopyEngine(c.core, q);
   if (n > 1) return runOneShot(c.core, q);
   // One rank: the result is the input (all-gather's and alltoall's single chunk too).
   if (q.recv[0] != q.send[0])

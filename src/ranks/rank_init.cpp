@@ -11,6 +11,7 @@
 
 #include "collectives/line128_rules.hpp"
 #include "collectives/one_shot_kernels.cuh"
+#include "collectives/signal_numbers.hpp"
 #include "core/hex.hpp"
 #include "core/host_identity.hpp"
 #include "cuda/cuda_status.hpp"
@@ -136,6 +137,11 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   core.local = {rank};
   core.callLines = true;
   core.options.oneShotSlotBytes = options.slotBytes;
+  // GPUPEER_ALGO as the one-process communicator reads it (the algorithms through the scratch
+  // honour it: collective_algo.hpp).
+  Result<CommunicatorOptions> environment = CommunicatorOptions::fromEnvironment();
+  if (!environment.isOk()) return environment.status();
+  core.algorithmOverride = environment.value().algorithm;
   core.timeoutNs = static_cast<unsigned long long>(options.timeoutMs) * 1'000'000ULL;
   core.abortWord = static_cast<const volatile std::uint32_t*>(c.abortWord.get());
   core.ranks.resize(nranks);
@@ -188,7 +194,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     std::size_t bytes;
   };
   const Part parts[] = {{"scratch", &mine.scratch, 2 * nranks * options.slotBytes},
-                        {"flags", &mine.flags, kOneShotFlagBytes},
+                        {"flags", &mine.flags, kOneShotFlagBytes + kRankSignalWords * sizeof(std::uint32_t)},
                         {"lines", &mine.lineScratch, oneShotLineScratchBytes(nranks, core.options.lineSlotBytes)},
                         {"lines128", &mine.line128Scratch, 2 * nranks * core.line128SlotBytes},
                         {"p2p", &c.p2pMemory, c.p2p.layout.bytes()}};
@@ -256,6 +262,13 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
       return GPUPEER_ERROR(ErrorCode::kUnsupported, fmt::format("rank {} could not map its peers' memory: {}", r,
                                                                 verdicts.value()[r].value("why", std::string())))
           .withKbId(verdicts.value()[r].value("kb", std::string()));
+  // The copy-engine algorithm's signals: words after the one-shot flags of every rank.
+  std::vector<std::uint32_t*> signalWords;
+  for (int r = 0; r < nranks; ++r)
+    signalWords.push_back(core.views[r].flags + kOneShotFlagBytes / sizeof(std::uint32_t));
+  GPUPEER_RETURN_IF_ERROR(createSideStream(mine, device, true));
+  GPUPEER_RETURN_IF_ERROR(core.signals.createInMemory(rank, device, signalWords, kSignalsPerSender,
+                                                      {c.errorWord(), core.timeoutNs, core.abortWord}));
   c.p2p.rank = rank;
   c.p2p.error = c.errorWord();
   c.p2p.timeoutNs = core.timeoutNs;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -138,11 +139,12 @@ TEST_P(RankCommunicatorProcesses, KilledRankIsNamedBySurvivorsWithinTheBound) {
 }
 
 // Killed in the middle of large calls (the many pieces of 64 and 256 MiB all-reduces), eager
-// and replayed from a graph: every survivor names the dead rank within the bound.
+// and replayed from a graph, by the kernels or (-ce) the copy engines through the scratch:
+// every survivor names the dead rank within the bound.
 TEST_P(RankCommunicatorProcesses, KilledDuringLargeCallsIsNamedBySurvivorsWithinTheBound) {
   const int n = GetParam();
-  for (const char* scenario :
-       {"killed-during-64-eager", "killed-during-64-graph", "killed-during-256-eager", "killed-during-256-graph"}) {
+  for (const char* scenario : {"killed-during-64-eager", "killed-during-64-graph", "killed-during-256-eager",
+                               "killed-during-256-graph", "killed-during-64-eager-ce", "killed-during-256-graph-ce"}) {
     SCOPED_TRACE(scenario);
     std::vector<Outcome> out = runWorkers(scenario, n, allRanks(n), 3000, 120);
     EXPECT_EQ(out[n - 1].exitCode, 128 + SIGKILL) << out[n - 1].output;
@@ -199,6 +201,13 @@ TEST_P(RankCommunicatorProcesses, EveryCollectiveAtLargeAndOddSizesOnFreshInputs
   expectEveryRankPrinted(runWorkers("large-calls", n, allRanks(n), 20000, 280), {"ok large calls: 0 of"});
 }
 
+// The same with GPUPEER_ALGO=ce: all-reduce, reduce-scatter and reduce by the copy engines
+// through the peers' scratch (the others ignore it).
+TEST_P(RankCommunicatorProcesses, EveryCollectiveAtLargeAndOddSizesThroughTheCopyEngines) {
+  const int n = GetParam();
+  expectEveryRankPrinted(runWorkers("large-calls-ce", n, allRanks(n), 20000, 280), {"ok large calls: 0 of"});
+}
+
 TEST_P(RankCommunicatorProcesses, RegisteredCollectivesAtLargeAndOddSizesOnFreshInputs) {
   const int n = GetParam();
   expectEveryRankPrinted(runWorkers("large-calls-registered", n, allRanks(n), 20000, 280),
@@ -239,12 +248,17 @@ TEST_P(RankCommunicatorMismatch, EveryRankReportsTheCallsAndRefusesMoreWork) {
   expectEveryRankPrinted(runWorkers("mismatch-" + kind, n, allRanks(n), 20000, 90), {"ok mismatch " + kind});
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Calls, RankCommunicatorMismatch,
-    ::testing::Values(std::make_tuple("count", 2), std::make_tuple("variant", 2), std::make_tuple("op", 2),
-                      std::make_tuple("type", 2), std::make_tuple("redop", 2), std::make_tuple("root", 2),
-                      std::make_tuple("registered", 2), std::make_tuple("count", 3), std::make_tuple("variant", 3)),
-    [](const auto& info) { return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks"; });
+INSTANTIATE_TEST_SUITE_P(Calls, RankCommunicatorMismatch,
+                         ::testing::Values(std::make_tuple("count", 2), std::make_tuple("count-ce", 2),
+                                           std::make_tuple("variant", 2), std::make_tuple("op", 2),
+                                           std::make_tuple("type", 2), std::make_tuple("redop", 2),
+                                           std::make_tuple("root", 2), std::make_tuple("registered", 2),
+                                           std::make_tuple("count", 3), std::make_tuple("variant", 3)),
+                         [](const auto& info) {
+                           std::string kind = std::get<0>(info.param);
+                           std::replace(kind.begin(), kind.end(), '-', '_');
+                           return kind + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
 
 TEST(RankCommunicatorAbort, AbortFromAnotherThreadEndsAWaitAtOnce) {
   GPUPEER_REQUIRE_GPUS(1);
@@ -463,6 +477,9 @@ TEST(RankCommunicatorThreads, CuMemBuffersRegisterAndAreReadDirectly) {
     send[r] = s.value();
     recv[r] = d.value();
     std::vector<float> mine(kCount, static_cast<float>(r + 1));
+    // Until it is registered, only its own GPU has access to cuMem memory, and allocateShareable
+    // leaves the caller's current device as it was.
+    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(send[r], mine.data(), kCount * 4, cudaMemcpyHostToDevice), cudaSuccess);
   }
   auto onEveryRank = [&](auto call) {

@@ -327,13 +327,15 @@ struct Worker {
   }
 
   // After a matched all-reduce, the last rank makes a call that differs from the others' in
-  // `kind`: count (1000 against 999 floats, both in 16-byte lines), variant (1000 floats in
-  // lines against 1.5M in two pieces of the regular variant), op, type, redop, root, or
+  // `kind`: count (1000 against 999 floats, both in 16-byte lines), count-ce (the same through
+  // the copy engines), variant (1000 floats in lines against 1.5M in two pieces of the regular
+  // variant), op, type, redop, root, or
   // registered (its buffers registered, the others' not: the pull kernel against lines). Every
   // rank must report kInvalidArgument naming the calls well before the bound (a timeout would
   // mean the call lines did not catch it), and refuse further work.
   void mismatched(const std::string& kind, int timeoutMs) {
     const std::size_t count = 1000;
+    DeviceBuffer large;
     if (!ok(comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, RedOp::kSum, s()), "matched call") ||
         !sync("matched call"))
       return;
@@ -351,7 +353,15 @@ struct Worker {
       st = comm.allReduce(send.get(), recv.get(), count, odd ? DataType::kInt32 : DataType::kFloat32, RedOp::kSum, s());
     else if (kind == "redop")
       st = comm.allReduce(send.get(), recv.get(), count, DataType::kFloat32, odd ? RedOp::kMax : RedOp::kSum, s());
-    else if (kind == "root")
+    else if (kind == "count-ce") {
+      // 128 MiB of floats against one float fewer: the copy engines through the scratch
+      // (GPUPEER_ALGO=ce), whose arrival carries the call.
+      constexpr std::size_t kLarge = 32u << 20;
+      if (!ok(large.allocate(comm.device(), kLarge * sizeof(float)), "large buffer")) return;
+      st = comm.allReduce(large.get(), large.get(), odd ? kLarge - 1 : kLarge, DataType::kFloat32, RedOp::kSum, s());
+      if (st.isOk() && std::string(comm.algorithmFor(CollOp::kAllReduce, kLarge * sizeof(float), false)) != "ce")
+        st = Status(ErrorCode::kInternal, "the all-reduce does not take the copy engines");
+    } else if (kind == "root")
       st = comm.broadcast(send.get(), recv.get(), count, DataType::kFloat32, odd ? 0 : n - 1, s());
     else if (kind == "registered" && ok(comm.registerBuffer(recv.get(), kBytes), "register"))
       // In place in the registered buffer on the last rank only: it reads its peers' buffers
@@ -405,6 +415,8 @@ int run(int argc, char** argv) {
   const UniqueId& id = parsed.value();
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 2;
+  // A scenario ending in -ce takes the copy engines through the scratch wherever they serve.
+  if (scenario.size() > 3 && scenario.compare(scenario.size() - 3, 3, "-ce") == 0) setenv("GPUPEER_ALGO", "ce", 1);
   RankCommOptions options;
   options.device = rank % devices;
   options.timeoutMs = timeoutMs;
@@ -443,9 +455,10 @@ int run(int argc, char** argv) {
     w.mismatched(scenario.substr(9), timeoutMs);
   } else if (scenario == "many-piece-sums") {
     manyPieceSumsOnFreshInputs(comm, w.s());
-  } else if (scenario == "large-calls" || scenario == "large-calls-registered" ||
+  } else if (scenario == "large-calls" || scenario == "large-calls-ce" || scenario == "large-calls-registered" ||
              scenario == "large-calls-registered-cumem") {
-    largeCallsOnFreshInputs(comm, w.s(), scenario != "large-calls", scenario == "large-calls-registered-cumem");
+    largeCallsOnFreshInputs(comm, w.s(), scenario.rfind("large-calls-registered", 0) == 0,
+                            scenario == "large-calls-registered-cumem");
   } else if (scenario == "soak") {
     soakAgainstNccl(comm, w.s(), 10000);
   } else if (scenario == "abort") {

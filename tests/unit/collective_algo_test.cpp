@@ -240,6 +240,19 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
                              : CollAlgo::kOneShot)
             << collOpName(op) << " of " << bytes << " on " << ranks;
       }
+  // GPUPEER_ALGO applies where the scratch serves it (the copy engines for the reducing
+  // operations); elsewhere the table decides.
+  auto forced = [](const char* algo, CollOp op) {
+    return chooseAlgorithm(op, 1u << 20, 2, true, algo, algorithmTable(), false, false, false, false).value();
+  };
+  EXPECT_EQ(forced("ce", CollOp::kAllReduce), CollAlgo::kCopyEngine);
+  EXPECT_EQ(forced("ce", CollOp::kReduce), CollAlgo::kCopyEngine);
+  EXPECT_EQ(forced("ce", CollOp::kAllGather), CollAlgo::kOneShot);
+  EXPECT_EQ(forced("split", CollOp::kAllReduce), CollAlgo::kOneShot);
+  EXPECT_EQ(forced("twoshot", CollOp::kAllReduce), CollAlgo::kTwoShot);
+  EXPECT_EQ(forced("twoshot", CollOp::kBroadcast), CollAlgo::kOneShot);
+  EXPECT_FALSE(
+      chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "fastest", algorithmTable(), false, false, false, false).isOk());
   // The same rows decide within one process: a two-shot all-reduce there too.
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, 4, true, "").value(), CollAlgo::kTwoShot);
 }
