@@ -29,7 +29,7 @@ std::string verdictBannerHtml(const DoctorReport& doctor, const LinkStates& stat
               states.nvswitch ? "GPUs with fewer NVLinks than their peers"
                               : "NVLink pairs with fewer links than their peers")},
       {LinkState::kPcieDowntrained, states.pcieDowntrained(),
-       plural(states.pcieDowntrained(), "PCIe link trained low", "PCIe links trained low")},
+       plural(states.pcieDowntrained(), "PCIe link trained narrow", "PCIe links trained narrow")},
       {LinkState::kNoP2p, static_cast<int>(states.noP2p.size()),
        plural(static_cast<int>(states.noP2p.size()), "GPU pair without P2P", "GPU pairs without P2P")},
   };

@@ -21,8 +21,10 @@ int countLinks(const Gpu& g, bool active, bool toSwitchOnly) {
 
 std::string genWidth(int gen, int width) { return fmt::format("Gen{} x{}", gen, width); }
 
-// Trained below the GPU's own top, or below what its peers of the same model trained to: a card
-// whose own maximum reads low (a slot that caps it) still shows against its peers.
+// Trained narrower than the GPU's own top, or than its peers of the same model trained to: a
+// card whose own maximum reads low (a slot that caps it) still shows against its peers. A lower
+// generation alone is not a fault: GPUs drop the link's speed when idle (doctor's pcie-speed
+// finding says the same), so it is told, not counted.
 void pcieState(const Snapshot& s, const Gpu& g, GpuLinkState& out) {
   const PcieLink& l = g.pcie;
   if (!l.currentGen.known() || !l.currentWidth.known()) return;
@@ -34,7 +36,8 @@ void pcieState(const Snapshot& s, const Gpu& g, GpuLinkState& out) {
     }
   out.pcieTrained = genWidth(l.currentGen.value(), l.currentWidth.value());
   out.pcieExpected = genWidth(gen, width);
-  out.pcieDowntrained = l.currentGen.value() < gen || l.currentWidth.value() < width;
+  out.pcieDowntrained = l.currentWidth.value() < width;
+  out.pcieSlowerNow = l.currentGen.value() < gen;
 }
 
 }  // namespace

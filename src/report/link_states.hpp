@@ -1,7 +1,8 @@
 #pragma once
 // The state of every link the report draws, told from the snapshot alone: NVLink bonds with
 // fewer links than the best bond of the machine, NVLinks that are down, GPU PCIe links trained
-// below their own or their peers' generation or width, and GPU pairs without P2P. The drawing,
+// narrower than their own or their peers' width (a generation below theirs is shown, not counted:
+// links slow down when idle), and GPU pairs without P2P. The drawing,
 // its legend and the verdict banner all read this one view, so they cannot disagree.
 
 #include <string>
@@ -29,13 +30,14 @@ struct NvLinkBond {
 /// What one GPU's own links look like.
 struct GpuLinkState {
   int gpu = 0;
-  int switchLinks = 0;      ///< active NVLinks into an NVSwitch fabric
-  int bestSwitchLinks = 0;  ///< the most any GPU of the machine has
-  int inactive = 0;         ///< NVLinks down on this GPU
-  int downUnplaced = 0;     ///< of those, the ones no direct bond accounts for
-  bool pcieDowntrained = false;
-  std::string pcieTrained;   ///< "Gen3 x8"; "" when unknown
-  std::string pcieExpected;  ///< "Gen5 x16": its own top or its peers' (same model), whichever is higher
+  int switchLinks = 0;           ///< active NVLinks into an NVSwitch fabric
+  int bestSwitchLinks = 0;       ///< the most any GPU of the machine has
+  int inactive = 0;              ///< NVLinks down on this GPU
+  int downUnplaced = 0;          ///< of those, the ones no direct bond accounts for
+  bool pcieDowntrained = false;  ///< narrower than its own top or its peers': a fault at any load
+  bool pcieSlowerNow = false;    ///< a lower generation than possible: normal when idle
+  std::string pcieTrained;       ///< "Gen3 x8"; "" when unknown
+  std::string pcieExpected;      ///< "Gen5 x16": its own top or its peers' (same model), whichever is higher
 };
 
 /// A GPU pair (a < b) where at least one direction has no P2P.
@@ -53,7 +55,7 @@ struct LinkStates {
   const GpuLinkState* gpu(int index) const;
   int fewerBonds() const;       ///< bonds (or GPUs into an NVSwitch) with fewer links than the best
   int linksDown() const;        ///< NVLinks down, over all GPUs
-  int pcieDowntrained() const;  ///< GPUs whose PCIe link trained low
+  int pcieDowntrained() const;  ///< GPUs whose PCIe link trained narrow
 };
 
 /// The worst state on the path between GPUs a and b: no P2P, then links down or fewer on their

@@ -70,8 +70,8 @@ std::string line(double x1, double y1, double x2, double y2, const char* cls) {
                      y2);
 }
 
-// A GPU's own PCIe link, from its switch or socket down to it, in its state; a link trained low
-// names what it trained to beside the line.
+// A GPU's own PCIe link, from its switch or socket down to it, in its state; a link trained
+// narrow names what it trained to beside the line.
 std::string gpuUplink(const Column& c, double top, const GpuLinkState* st) {
   const double x = c.x + kGpuW / 2;
   const bool low = st && st->pcieDowntrained;
@@ -79,7 +79,11 @@ std::string gpuUplink(const Column& c, double top, const GpuLinkState* st) {
   if (st && !st->pcieTrained.empty())
     tip += low ? fmt::format(": trained at {} where {} is possible (its own top or its peers')", st->pcieTrained,
                              st->pcieExpected)
-               : ": " + st->pcieTrained;
+           : st->pcieSlowerNow ? fmt::format(
+                                     ": {} now, {} possible (GPUs slow the link when idle: look again "
+                                     "under load, e.g. during gpupeer bench)",
+                                     st->pcieTrained, st->pcieExpected)
+                               : ": " + st->pcieTrained;
   std::string html = fmt::format("<g class=\"pcie-link {}\" data-gpu=\"{}\"><title>{}</title>{}",
                                  linkStateClass(low ? LinkState::kPcieDowntrained : LinkState::kOk), c.gpu->index,
                                  htmlEscape(tip), line(x, top, x, kGpuY, "pcie"));
@@ -257,7 +261,7 @@ std::string linkLegendHtml(const LinkStates& states) {
       {"nvlink-fewer", "state-fewer", "nvlink", "NVLink with fewer links than its peers", states.fewerBonds()},
       {"nvlink-down", "state-down", "nvlink", "NVLink down", states.linksDown()},
       {"pcie", "state-ok", "pcie", "PCIe", -1},
-      {"pcie-downtrained", "state-downtrained", "pcie", "PCIe trained below its own or its peers' speed or width",
+      {"pcie-downtrained", "state-downtrained", "pcie", "PCIe trained narrower than its own or its peers' width",
        states.pcieDowntrained()},
       {"no-p2p", "state-no-p2p", "no-p2p", "GPU pair without P2P", static_cast<int>(states.noP2p.size())},
   };

@@ -1,5 +1,5 @@
 // The report shows health at a glance: the verdict banner first, every link in its state (down,
-// fewer links than its peers, PCIe trained low, no P2P) with a legend, the bandwidth results as
+// fewer links than its peers, PCIe trained narrow, no P2P) with a legend, the bandwidth results as
 // one heatmap, readable size axes, each KB text and each P2P reason once, and charts from
 // results records. The link states are planted in tests/data/snapshot_link_states_4gpu.json.
 #include <fmt/format.h>
@@ -77,6 +77,27 @@ TEST(LinkStates, DowntrainedAgainstItsOwnTopWhenPeersAreAlike) {
   EXPECT_TRUE(st.noP2p.empty());
 }
 
+TEST(LinkStates, LowerGenerationAloneIsToldNotCounted) {
+  // An idle GPU drops its link to a lower generation (here Gen1 x16 of Gen5 x16): not a fault,
+  // so no banner count, no downtrained line, but the tooltip says so and what to do.
+  Snapshot s = loadFixture("snapshot_h200_2gpu_captured.json");
+  ASSERT_TRUE(s.gpus[0].pcie.maxGen.known() && s.gpus[0].pcie.currentWidth.known());
+  s.gpus[0].pcie.currentGen = Known<int>(1);
+  report::LinkStates st = report::linkStates(s);
+  EXPECT_EQ(st.pcieDowntrained(), 0);
+  EXPECT_FALSE(st.gpu(0)->pcieDowntrained);
+  EXPECT_TRUE(st.gpu(0)->pcieSlowerNow);
+  EXPECT_FALSE(st.gpu(1)->pcieSlowerNow);
+  const std::string html = render(s);
+  EXPECT_EQ(count(html, "class=\"pcie-link state-downtrained\""), 0u);
+  EXPECT_NE(html.find(htmlEscape(fmt::format("GPU0 PCIe link: Gen1 x{} now", s.gpus[0].pcie.currentWidth.value()))),
+            std::string::npos);
+  EXPECT_NE(html.find("GPUs slow the link when idle"), std::string::npos);
+  // Narrower as well: a fault whatever the load.
+  s.gpus[0].pcie.currentWidth = Known<int>(s.gpus[0].pcie.currentWidth.value() / 2);
+  EXPECT_EQ(report::linkStates(s).pcieDowntrained(), 1);
+}
+
 TEST(LinkStates, HealthyMachinesHaveNoneAndNvSwitchIsNotABond) {
   for (const char* name : {"snapshot_h200_2gpu_captured.json", "snapshot_hgx_h100_8gpu.json"}) {
     SCOPED_TRACE(name);
@@ -134,7 +155,7 @@ TEST(HealthAtAGlance, EachPlantedLinkIsDrawnInItsState) {
   // The banner names each state with its count.
   for (const char* item : {"state-down\"><span class=\"swatch\"></span>2 NVLinks down",
                            "state-fewer\"><span class=\"swatch\"></span>1 NVLink pair with fewer links",
-                           "state-downtrained\"><span class=\"swatch\"></span>1 PCIe link trained low",
+                           "state-downtrained\"><span class=\"swatch\"></span>1 PCIe link trained narrow",
                            "state-no-p2p\"><span class=\"swatch\"></span>4 GPU pairs without P2P"})
     EXPECT_NE(html.find(item), std::string::npos) << item;
   // The P2P matrix marks the degraded pair.
