@@ -10,11 +10,12 @@
 // (exchange: raise, then wait within the rank's bound, and set the awaited flags back to 0 so
 // that the same values serve every replay of a CUDA graph); that a side stream's copies landed
 // is raised by a 4-byte copy that starts once they completed (on a stream of its own, after an
-// event). Side streams never wait for a peer. The driver's stream memory operations were slower here (a 256 MiB all-reduce
-// of 2 ranks in graphs: 1,486 us with cuStreamWaitValue32 waits on the side stream and
-// cuStreamWriteValue32 posts, 1,095 with those posts alone, 1,027 as it is, against 855 by the
-// one-shot kernel), and a driver wait has no bound: where two streams share a hardware queue,
-// a wait that never ends also stops the kernel behind it that would have reported a dead peer.
+// event). Side streams never wait for a peer. The driver's stream memory operations were
+// slower here (a 256 MiB all-reduce of 2 ranks in graphs: 1,486 us with cuStreamWaitValue32
+// waits on the side stream and cuStreamWriteValue32 posts, 1,095 with those posts alone, 1,027
+// as it is, against 855 by the one-shot kernel), and a driver wait has no bound: where two
+// streams share a hardware queue, a wait that never ends also stops the kernel behind it that
+// would have reported a dead peer.
 
 #include <cuda_runtime_api.h>
 
