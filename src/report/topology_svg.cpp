@@ -93,6 +93,9 @@ std::string gpuUplink(const Column& c, double top, const GpuLinkState* st) {
   return html + "</g>\n";
 }
 
+// The most pairs without P2P drawn as arcs, one per pair (see topologySvg).
+constexpr std::size_t kMostNoP2pArcs = 6;
+
 // A quadratic arc below the GPU row from column a to column b, `depth` deep at its middle.
 std::string arc(double xa, double xb, double y, double depth, const char* cls) {
   return fmt::format("<path class=\"{}\" d=\"M {:.0f} {:.0f} Q {:.0f} {:.0f} {:.0f} {:.0f}\" fill=\"none\"/>", cls, xa,
@@ -223,22 +226,47 @@ std::string topologySvg(const Snapshot& s, const LinkStates& states) {
     bottom = std::max(deepest, bottom + 30);
   }
 
-  // Pairs without P2P: red dotted arcs from beside each GPU's NVLinks, under everything else.
+  // Pairs without P2P: red dotted arcs from beside each GPU's NVLinks, under everything else. Past
+  // a few pairs the arcs and their labels pile into a knot (8 GPUs without P2P: 28 of them), so
+  // each GPU then gets one dotted stub saying how many peers it lacks P2P with; its tooltip names
+  // them, and the P2P section gives each pair's reason.
   std::string noP2p;
   double deepest = bottom;
   const double top = kGpuY + kGpuH, shift = 26;
-  for (const NoP2pPair& pair : states.noP2p) {
-    const Column *ca = colOf[pair.a], *cb = colOf[pair.b];
-    if (ca->x > cb->x) std::swap(ca, cb);
-    const double xa = ca->x + kGpuW / 2 + shift, xb = cb->x + kGpuW / 2 - shift;
-    const double depth = bottom - top + 14 + 18 * (cb->x - ca->x) / (kGpuW + kGap);
-    noP2p += fmt::format(
-        "<g class=\"no-p2p {}\" data-pair=\"{}-{}\"><title>GPU{} - GPU{}: no P2P ({}); the P2P section says why</title>"
-        "{}</g>\n",
-        linkStateClass(LinkState::kNoP2p), pair.a, pair.b, pair.a, pair.b,
-        htmlEscape(pair.code.empty() ? std::string("no code") : pair.code), arc(xa, xb, top, depth, "no-p2p-line"));
-    labels += label(LinkState::kNoP2p, pair.a, pair.b, "link-note", (xa + xb) / 2, top + depth + 14, "no P2P");
-    deepest = std::max(deepest, top + depth + 20);
+  if (states.noP2p.size() <= kMostNoP2pArcs) {
+    for (const NoP2pPair& pair : states.noP2p) {
+      const Column *ca = colOf[pair.a], *cb = colOf[pair.b];
+      if (ca->x > cb->x) std::swap(ca, cb);
+      const double xa = ca->x + kGpuW / 2 + shift, xb = cb->x + kGpuW / 2 - shift;
+      const double depth = bottom - top + 14 + 18 * (cb->x - ca->x) / (kGpuW + kGap);
+      noP2p += fmt::format(
+          "<g class=\"no-p2p {}\" data-pair=\"{}-{}\"><title>GPU{} - GPU{}: no P2P ({}); the P2P section says "
+          "why</title>{}</g>\n",
+          linkStateClass(LinkState::kNoP2p), pair.a, pair.b, pair.a, pair.b,
+          htmlEscape(pair.code.empty() ? std::string("no code") : pair.code), arc(xa, xb, top, depth, "no-p2p-line"));
+      labels += label(LinkState::kNoP2p, pair.a, pair.b, "link-note", (xa + xb) / 2, top + depth + 14, "no P2P");
+      deepest = std::max(deepest, top + depth + 20);
+    }
+  } else {
+    std::map<int, std::vector<int>> without;
+    for (const NoP2pPair& pair : states.noP2p) {
+      without[pair.a].push_back(pair.b);
+      without[pair.b].push_back(pair.a);
+    }
+    const double stubBottom = bottom + 30;
+    for (const Column& c : cols) {
+      auto it = without.find(c.gpu->index);
+      if (it == without.end()) continue;
+      std::vector<int>& peers = it->second;
+      std::sort(peers.begin(), peers.end());
+      const double x = c.x + kGpuW / 2 + shift;
+      noP2p += fmt::format(
+          "<g class=\"no-p2p {}\" data-gpu=\"{}\"><title>GPU{}: no P2P to GPU{}; the P2P section says why</title>{}"
+          "<text class=\"link-note\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">no P2P to {} GPU{}</text></g>\n",
+          linkStateClass(LinkState::kNoP2p), c.gpu->index, c.gpu->index, fmt::join(peers, ", GPU"),
+          line(x, top, x, stubBottom, "no-p2p-line"), x, stubBottom + 14, peers.size(), peers.size() == 1 ? "" : "s");
+    }
+    deepest = std::max(deepest, stubBottom + 22);
   }
   const double height = deepest + 12;
   return fmt::format(
