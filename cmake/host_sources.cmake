@@ -21,7 +21,7 @@ set(GPUPEER_HOST_SOURCES
   kb/json_schema.cpp kb/kb_entry_json.cpp kb/kb_load.cpp kb/kb_matcher.cpp kb/kb_render.cpp
   kb/knowledge_base.cpp kb/line_batches.cpp kb/log_lines.cpp kb/literal_scan.cpp kb/regex_literals.cpp probe/why_no_gpu.cpp
   report/findings_html.cpp report/html_text.cpp report/matrices_html.cpp report/report_page.cpp report/results_html.cpp
-  report/banner_html.cpp report/link_states.cpp report/results_load.cpp report/svg_chart.cpp report/topology_svg.cpp
+  report/banner_html.cpp report/link_states.cpp report/measured_from_results.cpp report/results_load.cpp report/svg_chart.cpp report/topology_svg.cpp
   snapshot/snapshot.cpp snapshot/snapshot_json.cpp snapshot/snapshot_summary.cpp snapshot/version_text.cpp
   topology/link_limit.cpp topology/p2p_status.cpp topology/pci_path.cpp
   topology/topology_report.cpp transfer/path_choice.cpp)

@@ -63,8 +63,14 @@ struct BenchResult {
   std::vector<BenchCell> cells;            ///< one per pair (matrix) or per size (sweep)
   std::string waived;                      ///< non-empty when the testcase could not run here, with why
   std::string error;                       ///< non-empty when it failed
-  double sum() const;                      ///< sum of cell medians (the "SUM" line)
+  /// Read back from a results file: the host and GPUs it names ("vm", "2x NVIDIA H200"; see
+  /// benchGpusLabel). Empty for a result measured in this process.
+  std::string host, gpus;
+  double sum() const;  ///< sum of cell medians (the "SUM" line)
 };
+
+/// "2x NVIDIA H200": the GPUs of `s` as a bench JSON line names them ("" without a GPU).
+std::string benchGpusLabel(const Snapshot& s);
 
 /// How to measure; the defaults are nvbandwidth's.
 struct BenchOptions {

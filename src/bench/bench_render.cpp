@@ -116,13 +116,17 @@ std::string renderSweepsSideBySide(const std::vector<BenchResult>& sweeps) {
   return out;
 }
 
+std::string benchGpusLabel(const Snapshot& s) {
+  return s.gpus.empty() ? "" : fmt::format("{}x {}", s.gpus.size(), s.gpus[0].name);
+}
+
 std::string benchToJsonLine(const BenchResult& r, const Snapshot& s) {
   nlohmann::ordered_json j;
   j["testcase"] = r.key;
   j["unit"] = r.kind == BenchKind::kLatency ? "us" : "GB/s";
   j["date"] = s.capturedAt;
   j["host"] = s.hostname;
-  j["gpus"] = s.gpus.empty() ? "" : fmt::format("{}x {}", s.gpus.size(), s.gpus[0].name);
+  j["gpus"] = benchGpusLabel(s);
   j["driver"] = s.driverVersion.valueOr("unknown");
   if (!r.waived.empty()) j["waived"] = r.waived;
   if (!r.error.empty()) j["error"] = r.error;

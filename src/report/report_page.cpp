@@ -5,6 +5,7 @@
 
 #include "gpupeer/report.hpp"
 #include "gpupeer/version_text.hpp"
+#include "report/measured_from_results.hpp"
 #include "report/report_sections.hpp"
 
 namespace gpupeer {
@@ -101,12 +102,18 @@ std::string factsTable(const Snapshot& s) {
 
 std::string renderHtmlReport(const ReportInput& in) {
   const Snapshot& s = *in.snapshot;
-  DoctorReport diagnosed;
-  if (!in.doctor) diagnosed = diagnose(s, nullptr);
-  const DoctorReport& doctor = in.doctor ? *in.doctor : diagnosed;
-  const KnowledgeBase& kb = in.kb ? *in.kb : builtinKnowledgeBase();
   static const ReportResults kNoResults;
   const ReportResults& results = in.results ? *in.results : kNoResults;
+  // Without a diagnosis given, the page diagnoses the snapshot, with the bandwidth the results
+  // measured on this machine where they have it: the verdict then states it, and a slow or
+  // lopsided pair is a finding, as `gpupeer doctor` on the machine would say.
+  DoctorReport diagnosed;
+  if (!in.doctor) {
+    const std::optional<Measurements> measured = report::measuredFromResults(s, results);
+    diagnosed = diagnose(s, measured ? &*measured : nullptr);
+  }
+  const DoctorReport& doctor = in.doctor ? *in.doctor : diagnosed;
+  const KnowledgeBase& kb = in.kb ? *in.kb : builtinKnowledgeBase();
   const std::string title = in.title.empty()
                                 ? "gpupeer report: " + (s.hostname.empty() ? std::string("this machine") : s.hostname)
                                 : in.title;

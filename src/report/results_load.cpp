@@ -82,6 +82,8 @@ BenchResult benchFromJson(const Json& j) {
   r.kind = f.str("unit") == "us" ? BenchKind::kLatency : BenchKind::kBandwidth;
   r.waived = f.str("waived");
   r.error = f.str("error");
+  r.host = f.str("host");
+  r.gpus = f.str("gpus");
   const Json& cells = f.array("cells", kMaxCellsPerResult);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     Fields cf = f.element("cells", i, cells[i]);

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "fixture_support.hpp"
+#include "gpupeer/bench.hpp"
 #include "gpupeer/report.hpp"
 #include "gpupeer/topology.hpp"
 #include "report/link_states.hpp"
@@ -311,6 +312,43 @@ TEST(HealthAtAGlance, RecordChartsAreBounded) {
   std::string html = render(s, &r);
   EXPECT_EQ(count(html, "<svg class=\"chart\""), 128u);
   EXPECT_NE(html.find("72 more figures left out of the charts (at most 128); the table has them."), std::string::npos);
+}
+
+// A bench run of this machine given as results speaks in the diagnosis: the verdict states the
+// slowest pair's bandwidth against the link, a pair far below it is a finding, and the page
+// says where the figures came from. Results of another machine (host or GPUs) are not taken.
+TEST(HealthAtAGlance, BandwidthOfThisMachineInTheResultsIsDiagnosed) {
+  Snapshot s = loadFixture("snapshot_h200_2gpu_captured.json");
+  auto line = [](const std::string& host, const std::string& gpus, double forward, double back) {
+    return fmt::format(R"({{"testcase":"ce_write","unit":"GB/s","host":"{}","gpus":"{}","cells":[)"
+                       R"({{"label":"GPU0->GPU1","src":0,"dst":1,"bytes":536870912,"median":{},"samples":5}},)"
+                       R"({{"label":"GPU1->GPU0","src":1,"dst":0,"bytes":536870912,"median":{},"samples":5}}]}})"
+                       "\n",
+                       host, gpus, forward, back);
+  };
+  const std::string mine = benchGpusLabel(s);
+  ASSERT_EQ(mine, "2x NVIDIA H200");
+  auto rendered = [&](const std::string& text) {
+    ReportResults r;
+    EXPECT_TRUE(readReportResults(text, "bench.jsonl", r).isOk());
+    return render(s, &r);
+  };
+  const std::string healthy = rendered(line(s.hostname, mine, 396.2, 393.9));
+  EXPECT_NE(healthy.find("394 GB/s per direction (slowest pair)"), std::string::npos);
+  EXPECT_EQ(healthy.find("no bandwidth measured"), std::string::npos);
+  EXPECT_NE(healthy.find("taken from the ce_write results given"), std::string::npos);
+  EXPECT_EQ(healthy.find("bandwidth-low"), std::string::npos);
+
+  const std::string slow = rendered(line(s.hostname, mine, 396.2, 120.0));
+  EXPECT_NE(slow.find("bandwidth-low"), std::string::npos);
+  EXPECT_NE(slow.find("bandwidth-asymmetric"), std::string::npos);
+
+  for (const std::string& other :
+       {line("another-host", mine, 120.0, 120.0), line(s.hostname, "8x NVIDIA H100", 120.0, 120.0)}) {
+    const std::string html = rendered(other);
+    EXPECT_NE(html.find("no bandwidth measured"), std::string::npos);
+    EXPECT_EQ(html.find("bandwidth-low"), std::string::npos);
+  }
 }
 
 // The largest machine a snapshot may hold, with no pair able to peer: every pair is named once in
