@@ -4,6 +4,8 @@
 // results name the snapshot's machine. Pure.
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "gpupeer/doctor.hpp"
 #include "gpupeer/report.hpp"
@@ -16,5 +18,9 @@ namespace gpupeer::report {
 /// where the bandwidth came from and what was not checked. Nothing when no such cell exists,
 /// so that results of another machine never speak for this one.
 std::optional<Measurements> measuredFromResults(const Snapshot& s, const ReportResults& results);
+
+/// The machines other than the snapshot's that bench results name ("gpu-b (8x NVIDIA H100)"),
+/// each once, in order: the page shows their figures as given and says whose they are.
+std::vector<std::string> otherBenchMachines(const Snapshot& s, const ReportResults& results);
 
 }  // namespace gpupeer::report

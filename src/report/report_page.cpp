@@ -2,7 +2,9 @@
 // each section, and a short script that counts what the browser drew and marks the page
 // rendered in attributes of <html> (the browser test reads them; a reader sees nothing of it).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "gpupeer/bench.hpp"
 #include "gpupeer/report.hpp"
 #include "gpupeer/version_text.hpp"
 #include "report/measured_from_results.hpp"
@@ -143,6 +145,12 @@ std::string renderHtmlReport(const ReportInput& in) {
       s.gpus.size() < 2 ? "<p class=\"none\">Fewer than two GPUs: no pair.</p>\n" : report::p2pMatrixHtml(s, states);
   html += "<h2 id=\"findings\">Doctor's findings</h2>\n" + report::findingsHtml(doctor, kb, report::p2pReasonLines(s));
   html += "<h2 id=\"bandwidth\">Bandwidth and latency</h2>\n";
+  if (const std::vector<std::string> others = report::otherBenchMachines(s, results); !others.empty())
+    html += fmt::format(
+        "<p class=\"what other-machine\">Some figures below were measured on {}, not on this snapshot's machine "
+        "({}): shown as given, not used in the diagnosis.</p>\n",
+        htmlEscape(fmt::format("{}", fmt::join(others, ", "))),
+        htmlEscape(s.hostname + (s.gpus.empty() ? "" : ", " + benchGpusLabel(s))));
   html += report::benchSectionHtml(s, results);
   html += "<h2 id=\"collectives\">Collectives</h2>\n" + report::collectivesSectionHtml(results);
   if (!results.warnings.empty()) {

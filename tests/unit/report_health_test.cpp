@@ -343,12 +343,18 @@ TEST(HealthAtAGlance, BandwidthOfThisMachineInTheResultsIsDiagnosed) {
   EXPECT_NE(slow.find("bandwidth-low"), std::string::npos);
   EXPECT_NE(slow.find("bandwidth-asymmetric"), std::string::npos);
 
-  for (const std::string& other :
-       {line("another-host", mine, 120.0, 120.0), line(s.hostname, "8x NVIDIA H100", 120.0, 120.0)}) {
+  // Another host, or other GPUs: drawn as given, said to be another machine's, not diagnosed.
+  for (const auto& [other, named] :
+       {std::pair{line("another-host", mine, 120.0, 120.0), "another-host (" + mine + ")"},
+        std::pair{line(s.hostname, "8x NVIDIA H100", 120.0, 120.0), s.hostname + " (8x NVIDIA H100)"}}) {
     const std::string html = rendered(other);
     EXPECT_NE(html.find("no bandwidth measured"), std::string::npos);
     EXPECT_EQ(html.find("bandwidth-low"), std::string::npos);
+    EXPECT_NE(html.find(htmlEscape("Some figures below were measured on " + named + ", not on this snapshot")),
+              std::string::npos)
+        << named;
   }
+  EXPECT_EQ(healthy.find("Some figures below were measured on"), std::string::npos);
 }
 
 // The largest machine a snapshot may hold, with no pair able to peer: every pair is named once in
