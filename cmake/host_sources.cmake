@@ -12,7 +12,7 @@ set(GPUPEER_HOST_SOURCES
   collectives/ce_chunks.cpp collectives/ce_issuer.cpp collectives/chain_plan.cpp collectives/collective_algo.cpp
   collectives/collective_types.cpp collectives/line128_rules.cpp collectives/line_grid.cpp collectives/pull_plan.cpp
   collectives/ring_plan.cpp collectives/tuning_variables.cpp
-  core/bounded_input.cpp core/cpulist.cpp core/error_kb.cpp core/hex.cpp core/log.cpp core/host_identity.cpp core/output_file.cpp core/program_files.cpp core/status.cpp
+  core/bounded_input.cpp core/cpulist.cpp core/error_kb.cpp core/hex.cpp core/log.cpp core/host_identity.cpp core/output_file.cpp core/program_files.cpp core/random_bytes.cpp core/status.cpp
   core/sweep_progress.cpp core/terminal_text.cpp
   ranks/bootstrap.cpp ranks/call_signature.cpp ranks/fd_exchange.cpp ranks/socket_io.cpp ranks/zero_copy_rules.cpp
   doctor/doctor.cpp doctor/doctor_render.cpp doctor/rules_container.cpp doctor/rules_env.cpp doctor/rules_links.cpp doctor/rules_p2p.cpp doctor/rules_peers.cpp doctor/rules_perf.cpp

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <utility>
 
 #include "core/hex.hpp"
+#include "core/random_bytes.hpp"
 #include "ranks/socket_io.hpp"
 
 namespace gpupeer {
@@ -49,8 +49,7 @@ Result<UniqueId> makeUniqueId() {
   UniqueId id;
   std::memcpy(id.bytes.data(), kMagic, sizeof kMagic);
   char* nonce = id.bytes.data() + sizeof kMagic;
-  if (getrandom(nonce, kNonceBytes, 0) != static_cast<ssize_t>(kNonceBytes))
-    return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("getrandom failed: {}", std::strerror(errno)));
+  GPUPEER_RETURN_IF_ERROR(fillRandom(nonce, kNonceBytes));
   return id;
 }
 

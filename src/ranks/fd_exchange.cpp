@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include "core/fd_passing.hpp"
 #include "core/hex.hpp"
+#include "core/random_bytes.hpp"
 
 namespace gpupeer {
 namespace {
@@ -29,7 +29,7 @@ Status systemError(const char* what) {
 
 Result<std::string> randomHex() {
   unsigned char bytes[kRandomBytes];
-  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return systemError("getrandom");
+  GPUPEER_RETURN_IF_ERROR(fillRandom(bytes, sizeof bytes));
   return toHex(bytes, sizeof bytes);
 }
 

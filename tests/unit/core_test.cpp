@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <tuple>
+#include <vector>
 
+#include "core/random_bytes.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/error_kb.hpp"
 #include "gpupeer/knowledge_base.hpp"
@@ -15,6 +17,18 @@
 
 namespace gpupeer {
 namespace {
+
+// The start-up id's nonce and the descriptor offers' names come from here: two fills differ, and
+// a fill longer than one getrandom read (256 bytes) is filled to its end.
+TEST(RandomBytes, FillsEveryByteAndDiffers) {
+  std::vector<unsigned char> a(1000, 0), b(1000, 0);
+  ASSERT_TRUE(fillRandom(a.data(), a.size()).isOk());
+  ASSERT_TRUE(fillRandom(b.data(), b.size()).isOk());
+  EXPECT_NE(a, b);
+  // The last 64 bytes all zero after a fill: a chance of 2^-512.
+  EXPECT_FALSE(std::all_of(a.end() - 64, a.end(), [](unsigned char c) { return c == 0; }));
+  EXPECT_TRUE(fillRandom(nullptr, 0).isOk());
+}
 
 TEST(ErrorKb, EveryMappedIdExistsInTheKnowledgeBase) {
   Result<KnowledgeBase> kb = KnowledgeBase::loadDirectories({GPUPEER_SOURCE_KB_DIR}, nullptr);
