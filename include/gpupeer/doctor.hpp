@@ -59,6 +59,12 @@ struct Measurements {
   std::vector<std::string> notRun;                       ///< GPU actions that could not run, with why
 };
 
+/// What a diagnosis of a snapshot alone leaves out (diagnose(s, nullptr)'s notRun, in this
+/// order); a caller that brings some measurements names the ones it has in their place.
+inline constexpr const char* kNotRunDataCheck = "P2P data check (needs the GPUs; run without --snapshot)";
+inline constexpr const char* kNotRunBandwidth = "bandwidth per pair (needs the GPUs)";
+inline constexpr const char* kNotRunIpcCheck = "cross-process memory sharing (needs a GPU)";
+
 /// One rule: reads the snapshot (and measurements when non-null) and appends findings.
 struct DoctorRule {
   std::string name;    ///< shown as Finding::rule

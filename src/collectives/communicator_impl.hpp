@@ -138,8 +138,8 @@ struct Communicator::Impl {
 inline const char* at(const void* p, std::size_t bytes) { return static_cast<const char*>(p) + bytes; }
 inline char* at(void* p, std::size_t bytes) { return static_cast<char*>(p) + bytes; }
 
-/// A rank's side stream and the copy-engine algorithm's events on `device` (current); the
-/// "freed" events too where the ranks live in several processes.
+/// A rank's side stream and the copy-engine algorithm's events on `device` (current); where the
+/// ranks live in several processes also the "freed" events and the posting stream.
 Status createSideStream(Communicator::Impl::Rank& rank, int device, bool acrossProcesses);
 
 /// Every rank's side stream (copyStream) starts after its own stream reaches the operation and

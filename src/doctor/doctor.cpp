@@ -112,8 +112,7 @@ DoctorReport diagnose(const Snapshot& snapshot, const Measurements* measured) {
   std::stable_sort(report.findings.begin(), report.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   if (!measured) {
-    report.notRun = {"P2P data check (needs the GPUs; run without --snapshot)", "bandwidth per pair (needs the GPUs)",
-                     "cross-process memory sharing (needs a GPU)"};
+    report.notRun = {kNotRunDataCheck, kNotRunBandwidth, kNotRunIpcCheck};
   } else {
     report.notRun = measured->notRun;
   }

@@ -24,9 +24,9 @@ std::optional<Measurements> measuredFromResults(const Snapshot& s, const ReportR
         m.copyEngineGBps[{c.row, c.col}] = c.value.median;
   }
   if (m.copyEngineGBps.empty()) return std::nullopt;
-  m.notRun = {"P2P data check (needs the GPUs; run without --snapshot)",
+  m.notRun = {kNotRunDataCheck,
               "bandwidth per pair: not measured here; taken from the ce_write results given (gpupeer bench)",
-              "cross-process memory sharing (needs a GPU)"};
+              kNotRunIpcCheck};
   return m;
 }
 
