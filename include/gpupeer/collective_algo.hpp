@@ -54,6 +54,9 @@ struct AlgoRule {
   int minRanks, maxRanks;  ///< GPU counts it covers, inclusive
   std::size_t upToBytes;   ///< largest size column it covers; 0: no bound
   CollAlgo algo;           ///< what those messages use
+  /// A row for ranks in other processes only: the scratch alone joins them there, and its
+  /// algorithms cross over at other sizes than in one process. One process skips it.
+  bool acrossProcessesOnly = false;
 };
 
 /// The built-in table, from measured crossovers (docs/collectives.md gives each row's reason and log).
@@ -71,8 +74,9 @@ const std::vector<AlgoRule>& algorithmTable();
 /// cudaMalloc) the split and chain rows and overrides: the next row that matches decides.
 /// `hostKnowsPeers` false (ranks in other processes: the host holds only its own rank's
 /// buffers) leaves the algorithms that work through the ranks' scratch alone: one-shot,
-/// two-shot and the chain (steps through the next rank's scratch) from the rows, the others'
-/// rows skipped and one-shot taking what no row covers; `override` applies where it names one
+/// two-shot and the chain (steps through the next rank's scratch) from the rows (the
+/// acrossProcessesOnly rows among them), the others' rows skipped and one-shot taking what no
+/// row covers; `override` applies where it names one
 /// of them, or for all-reduce, reduce-scatter and reduce the copy engines (each rank's input
 /// copied into its peers' scratch, slower with the default slots).
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,

@@ -99,10 +99,11 @@ class RankCommunicator {
   /// Each one-shot slot (RankCommOptions::slotBytes as given, or its default).
   std::size_t slotBytes() const;
   /// The algorithm a collective of `bytes` (nccl-tests' size column) takes on buffers that are
-  /// not registered: one-shot; from 3 ranks two-shot for a large all-reduce and the chain for
-  /// a large broadcast or reduce ("copy" with one rank, "p2p" for send/recv). With
-  /// `registered`, on buffers that lie in registered buffers: from zeroCopyFromBytes per rank
-  /// split for an all-reduce or all-gather and pull for a reduce-scatter.
+  /// not registered: one-shot; from 3 ranks two-shot for a large all-reduce; the chain for a
+  /// broadcast or reduce above 8 or 16 MiB (2 ranks: 32 or 64 MiB) ("copy" with one rank, "p2p"
+  /// for send/recv). With `registered`, on buffers that lie in registered buffers: where
+  /// ranks/zero_copy_rules.hpp (or zeroCopyFromBytes) says, split for an all-reduce, all-gather
+  /// or mid-sized broadcast and reduce, pull for a reduce-scatter.
   const char* algorithmFor(CollOp op, std::size_t bytes, bool registered = false) const;
 
   // Per-rank calls with NCCL's arguments and in-place rules (all-gather: send == recv + rank x

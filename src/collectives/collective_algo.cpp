@@ -44,7 +44,9 @@ const std::vector<AlgoRule>& algorithmTable() {
   // A row's size is where the next row's algorithm measured faster, both forced in one call,
   // or where the algorithm's scratch ends; "(x)" names the row of algorithm x in
   // docs/collectives.md that gives the numbers and the log. Rows after a split, chain or pull
-  // row serve what those cannot: pull in place, buffers that peers cannot map.
+  // row serve what those cannot: pull in place, buffers that peers cannot map. Rows ending in
+  // `true` serve ranks in other processes only, where one-shot and the chain both go through
+  // the scratch (crossovers: the one-shot row's across-process figures).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},  // split from 32 MiB (one-shot)
       {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kSplit},    // copy engines above, level at 128 MiB (split)
@@ -58,27 +60,33 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kSplit},             // (split)
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kOneShot},           // where split cannot serve
       {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},                       // pull above (pull)
-      {CollOp::kReduce, 2, 2, 0, CollAlgo::kPull},                                 // copy engines slower (pull)
-      {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},                      // where pull cannot serve
-      {CollOp::kReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},         // split from 1 MiB (split)
-      {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},            // chain from 128 MiB (chain)
-      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},                    // (chain)
-      {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},      // unmapped buffers: ring above (ring)
-      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kRing},                 // (ring)
-      {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},               // the one-shot slot (copy engines)
-      {CollOp::kAllGather, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},    // split above (split)
-      {CollOp::kAllGather, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},    // copy engines above (copy engines)
-      {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},   // unmapped buffers (copy engines)
-      {CollOp::kBroadcast, 2, 2, 16u << 20, CollAlgo::kOneShot},               // the one-shot slot (copy engines)
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},  // split from 512 KiB (split)
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},    // chain from 256 MiB (chain)
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kChain},             // (chain)
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},   // unmapped buffers: ring above (ring)
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kRing},              // (ring)
-      {CollOp::kAllToAll, 2, 2, 8u << 20, CollAlgo::kOneShot},                 // copy engines above (copy engines)
-      {CollOp::kAllToAll, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},    // copy engines above (copy engines)
-      {CollOp::kSendRecv, 2, 2, 16u << 20, CollAlgo::kOneShot},                // the one-shot slot (copy engines)
-      {CollOp::kSendRecv, 3, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},  // copy engines from 64 MiB (copy engines)
+      {CollOp::kReduce, 2, 2, 64u << 20, CollAlgo::kOneShot, true},         // across processes: chain above (one-shot)
+      {CollOp::kReduce, 2, 2, 0, CollAlgo::kChain, true},                   // across processes (chain)
+      {CollOp::kReduce, 2, 2, 0, CollAlgo::kPull},                          // copy engines slower (pull)
+      {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},               // where pull cannot serve
+      {CollOp::kReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},  // split from 1 MiB (split)
+      {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot, true},  // across processes: chain above
+      {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},          // chain from 128 MiB (chain)
+      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},                  // (chain)
+      {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},        // unmapped buffers: ring above (ring)
+      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kRing},                   // (ring)
+      {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},                 // the one-shot slot (copy engines)
+      {CollOp::kAllGather, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},      // split above (split)
+      {CollOp::kAllGather, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},      // copy engines above (copy engines)
+      {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},     // unmapped buffers (copy engines)
+      {CollOp::kBroadcast, 2, 2, 16u << 20, CollAlgo::kOneShot},                 // the one-shot slot (copy engines)
+      {CollOp::kBroadcast, 2, 2, 32u << 20, CollAlgo::kOneShot, true},  // across processes: chain above (one-shot)
+      {CollOp::kBroadcast, 2, 2, 0, CollAlgo::kChain, true},            // across processes (chain)
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},      // split from 512 KiB (split)
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot, true},  // across processes: chain above
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},        // chain from 256 MiB (chain)
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kChain},                 // (chain)
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},  // unmapped buffers: ring above (ring)
+      {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kRing},             // (ring)
+      {CollOp::kAllToAll, 2, 2, 8u << 20, CollAlgo::kOneShot},                // copy engines above (copy engines)
+      {CollOp::kAllToAll, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},   // copy engines above (copy engines)
+      {CollOp::kSendRecv, 2, 2, 16u << 20, CollAlgo::kOneShot},               // the one-shot slot (copy engines)
+      {CollOp::kSendRecv, 3, kMaxCommRanks, 32u << 20, CollAlgo::kOneShot},   // copy engines from 64 MiB (copy engines)
   };
   return kTable;
 }
@@ -164,7 +172,7 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
   // P2P links; the copy engines would stage some copies through host memory.
   if (!p2p) return ringP2p && ringSupports(op) ? ringFor() : CollAlgo::kCopyEngine;
   for (const AlgoRule& rule : table)
-    if (covers(rule, op, bytes, ranks) && (pullAllowed || rule.algo != CollAlgo::kPull) &&
+    if (covers(rule, op, bytes, ranks) && !rule.acrossProcessesOnly && (pullAllowed || rule.algo != CollAlgo::kPull) &&
         (peersMapped || (rule.algo != CollAlgo::kSplit && rule.algo != CollAlgo::kChain)))
       return rule.algo;
   return CollAlgo::kCopyEngine;

@@ -3,15 +3,15 @@
 namespace gpupeer {
 
 std::optional<ZeroCopySizes> zeroCopySizesFor(CollOp op, int ranks) {
-  constexpr std::size_t kKiB = 1u << 10, kMiB = 1u << 20;
+  constexpr std::size_t kMiB = 1u << 20;
   if (ranks == 2) {
     if (op == CollOp::kAllReduce || op == CollOp::kReduceScatter) return ZeroCopySizes{64 * kMiB};
     if (op == CollOp::kAllGather) return ZeroCopySizes{32 * kMiB};
     return std::nullopt;
   }
   if (op == CollOp::kAllGather) return ZeroCopySizes{4 * kMiB};
-  if (op == CollOp::kBroadcast) return ZeroCopySizes{512 * kKiB, 128 * kMiB};
-  if (op == CollOp::kReduce) return ZeroCopySizes{1 * kMiB, 64 * kMiB};
+  if (op == CollOp::kBroadcast) return ZeroCopySizes{2 * kMiB, 128 * kMiB};
+  if (op == CollOp::kReduce) return ZeroCopySizes{2 * kMiB, 64 * kMiB};
   return std::nullopt;
 }
 

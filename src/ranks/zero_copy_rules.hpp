@@ -31,11 +31,12 @@ struct ZeroCopySizes {
 ///   256 MiB 582 against 688, NCCL 658), all-reduce and reduce-scatter never (all-reduce
 ///   16-256 MiB 1-11% slower, reduce-scatter 7-120%).
 /// * broadcast and reduce, 256 KiB to 256 MiB (bench/results/h200x4/2026-11-27-registration):
-///   4 ranks, where the scratch path takes the chain: broadcast from 512 KiB below 128 MiB
-///   (4 MiB 25 us against 53, NCCL 25; 64 MiB 222 against 267; 128 MiB 460 against 467 and
-///   256 MiB 961 against 866), reduce from 1 MiB below 64 MiB (16 MiB 71 against 148, NCCL 61;
-///   64 MiB 304 against 286); 2 ranks never (the one-shot kernel through the scratch is as fast
-///   or faster at 256 KiB-16 MiB and above 64 MiB).
+///   4 ranks, broadcast from 2 MiB below 128 MiB (4 MiB 25 us against the chain's 53, NCCL 25;
+///   64 MiB 222 against 267; 128 MiB 460 against 467 and 256 MiB 961 against 866), reduce from
+///   2 MiB below 64 MiB (16 MiB 71 against 148, NCCL 61; 64 MiB 304 against 286). Below 2 MiB
+///   the scratch path's one-shot kernel is faster (bench/results/h200x4/2026-11-27-chain-grid:
+///   1 MiB broadcast 11.0 us, reduce 9.1, against split's 15.4 and 14.8 registered); 2 ranks
+///   never (one-shot through the scratch as fast or faster at 256 KiB-16 MiB and above 64 MiB).
 /// 3 and 5-8 ranks, unmeasured, follow 4.
 std::optional<ZeroCopySizes> zeroCopySizesFor(CollOp op, int ranks);
 

@@ -56,9 +56,10 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
       afterMapped = afterMapped || (table[j].op == rule.op && table[j].minRanks == rule.minRanks &&
                                     (table[j].algo == CollAlgo::kSplit || table[j].algo == CollAlgo::kChain));
     const bool mapped = rule.algo == CollAlgo::kSplit || rule.algo == CollAlgo::kChain || !afterMapped;
-    EXPECT_EQ(
-        chooseAlgorithm(rule.op, rule.upToBytes, rule.minRanks, true, "", table, pullAllowed, false, mapped).value(),
-        rule.algo)
+    EXPECT_EQ(chooseAlgorithm(rule.op, rule.upToBytes, rule.minRanks, true, "", table, pullAllowed, false, mapped,
+                              !rule.acrossProcessesOnly)
+                  .value(),
+              rule.algo)
         << "row " << i;
   }
   // 2 GPUs: the one-shot kernel keeps all-reduces up to 16 MiB (128-byte lines); split takes
@@ -221,8 +222,8 @@ TEST(CollectiveAlgo, WithoutP2pOnlyTheCopyEnginesWork) {
 }
 
 // Ranks in other processes reach each other through the scratch alone: one-shot, from 3 ranks
-// the two-shot all-reduce and the chain's broadcast and reduce where the table takes them;
-// nothing else, whatever the size.
+// the two-shot all-reduce, and the chain's broadcast and reduce where their rows for ranks in
+// other processes take them; nothing else, whatever the size.
 TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
   auto across = [](CollOp op, std::size_t bytes, int ranks) {
     return chooseAlgorithm(op, bytes, ranks, true, "", algorithmTable(), false, false, false, false).value();
@@ -233,8 +234,10 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
       for (std::size_t bytes = 8; bytes <= (std::size_t{1} << 30); bytes *= 4) {
         const CollAlgo a = across(op, bytes, ranks);
         const bool twoShot = op == CollOp::kAllReduce && ranks > 2 && bytes > (256u << 10);
-        const bool chain = ranks > 2 && ((op == CollOp::kBroadcast && bytes > (256u << 10)) ||
-                                         (op == CollOp::kReduce && bytes > (512u << 10)));
+        const std::size_t chainAbove = op == CollOp::kBroadcast ? (ranks == 2 ? 32u << 20 : 8u << 20)
+                                       : op == CollOp::kReduce  ? (ranks == 2 ? 64u << 20 : 16u << 20)
+                                                                : 0;
+        const bool chain = chainAbove && bytes > chainAbove;
         EXPECT_EQ(a, twoShot ? CollAlgo::kTwoShot
                      : chain ? CollAlgo::kChain
                              : CollAlgo::kOneShot)
@@ -253,8 +256,16 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
   EXPECT_EQ(forced("twoshot", CollOp::kBroadcast), CollAlgo::kOneShot);
   EXPECT_FALSE(
       chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "fastest", algorithmTable(), false, false, false, false).isOk());
-  // The same rows decide within one process: a two-shot all-reduce there too.
+  // The same rows decide within one process: a two-shot all-reduce there too. The rows for
+  // ranks in other processes do not: in one process split takes a 4 MiB broadcast, and the
+  // copy engines a 256 MiB one on 2 GPUs.
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, 4, true, "").value(), CollAlgo::kTwoShot);
+  EXPECT_EQ(across(CollOp::kBroadcast, 4u << 20, 4), CollAlgo::kOneShot);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 4u << 20, 4, true, "").value(), CollAlgo::kSplit);
+  EXPECT_EQ(across(CollOp::kBroadcast, 256u << 20, 2), CollAlgo::kChain);
+  EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 256u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
+  EXPECT_EQ(across(CollOp::kReduce, 16u << 20, 4), CollAlgo::kOneShot);
+  EXPECT_EQ(across(CollOp::kReduce, (16u << 20) + 4, 4), CollAlgo::kChain);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 namespace gpupeer {
 namespace {
 
-constexpr std::size_t kKiB = 1u << 10, kMiB = 1u << 20;
+constexpr std::size_t kMiB = 1u << 20;
 
 std::size_t fromOf(CollOp op, int ranks) {
   std::optional<ZeroCopySizes> s = zeroCopySizesFor(op, ranks);
@@ -23,19 +23,19 @@ TEST(ZeroCopyRules, TwoRanksReadDirectlyOnlyForLargeMessages) {
     EXPECT_FALSE(zeroCopySizesFor(op, 2).has_value()) << collOpName(op);
 }
 
-TEST(ZeroCopyRules, MoreRanksReadDirectlyForAllGatherAndWhereTheChainWouldRun) {
+TEST(ZeroCopyRules, MoreRanksReadDirectlyForAllGatherAndMidSizedBroadcastAndReduce) {
   for (int ranks : {3, 4, 8}) {
     EXPECT_EQ(fromOf(CollOp::kAllGather, ranks), 4 * kMiB) << ranks;
     EXPECT_FALSE(zeroCopySizesFor(CollOp::kAllReduce, ranks).has_value()) << ranks;
     EXPECT_FALSE(zeroCopySizesFor(CollOp::kReduceScatter, ranks).has_value()) << ranks;
     const ZeroCopySizes broadcast = *zeroCopySizesFor(CollOp::kBroadcast, ranks);
-    EXPECT_FALSE(broadcast.holds(256 * kKiB)) << "the one-shot kernel is faster there";
-    EXPECT_TRUE(broadcast.holds(512 * kKiB));
+    EXPECT_FALSE(broadcast.holds(1 * kMiB)) << "the one-shot kernel is faster there";
+    EXPECT_TRUE(broadcast.holds(2 * kMiB));
     EXPECT_TRUE(broadcast.holds(64 * kMiB));
     EXPECT_FALSE(broadcast.holds(128 * kMiB)) << "the chain is faster from there";
     const ZeroCopySizes reduce = *zeroCopySizesFor(CollOp::kReduce, ranks);
-    EXPECT_FALSE(reduce.holds(512 * kKiB));
-    EXPECT_TRUE(reduce.holds(1 * kMiB));
+    EXPECT_FALSE(reduce.holds(1 * kMiB));
+    EXPECT_TRUE(reduce.holds(2 * kMiB));
     EXPECT_TRUE(reduce.holds(32 * kMiB));
     EXPECT_FALSE(reduce.holds(64 * kMiB));
   }
