@@ -39,6 +39,13 @@ inline constexpr DataType kAllDataTypes[] = {
 /// Reduction operators; kAvg divides the sum by the rank count (floating types only).
 enum class RedOp { kSum, kProd, kMin, kMax, kAvg };
 
+/// Whether `op` combines the ranks' inputs with a RedOp (all-reduce, reduce-scatter, reduce).
+constexpr bool collOpReduces(CollOp op) {
+  return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
+}
+/// Whether `op` has a root rank (broadcast, reduce).
+constexpr bool collOpRooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
+
 const char* collOpName(CollOp op);     ///< "all_reduce", "all_gather", ... (nccl-tests binary names)
 const char* dataTypeName(DataType t);  ///< "float", "half", "bfloat16", "double", "int8", "f8e4m3", ... (-d)
 const char* redOpName(RedOp op);       ///< "sum", "prod", "min", "max", "avg" (-o)

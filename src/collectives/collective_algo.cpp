@@ -36,9 +36,8 @@ Result<CollAlgo> parseCollAlgo(const std::string& text) {
       fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, split, chain, ring or ce", text));
 }
 
-bool pullSupports(CollOp op) {
-  return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
-}
+// Pull reads the peers' inputs and reduces them as it reads.
+bool pullSupports(CollOp op) { return collOpReduces(op); }
 
 const std::vector<AlgoRule>& algorithmTable() {
   // A row's size is where the next row's algorithm measured faster, both forced in one call,
@@ -133,7 +132,6 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
     // the default slots their chunks are a quarter of one-shot's pieces, and on 2x H200 a
     // 256 MiB all-reduce took 1,027 us in graphs against one-shot's 855 (with 64 MiB slots
     // 824 against 863: docs/collectives.md).
-    const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
     auto kernelThroughScratch = [&](CollAlgo algo) {
       return (algo == CollAlgo::kOneShot || algo == CollAlgo::kTwoShot || algo == CollAlgo::kChain) &&
              onlyFor(algo, op) == nullptr;
@@ -141,7 +139,7 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
     if (!override.empty()) {
       Result<CollAlgo> parsed = parseCollAlgo(override);
       if (!parsed.isOk()) return parsed.status();
-      if (kernelThroughScratch(parsed.value()) || (parsed.value() == CollAlgo::kCopyEngine && reducing))
+      if (kernelThroughScratch(parsed.value()) || (parsed.value() == CollAlgo::kCopyEngine && collOpReduces(op)))
         return parsed.value();
     }
     for (const AlgoRule& rule : table)

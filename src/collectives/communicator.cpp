@@ -91,7 +91,7 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
                          fmt::format("{} needs one send buffer, receive buffer and stream per rank ({}); got {}, {} "
                                      "and {}",
                                      collOpName(q.op), n, q.send.size(), q.recv.size(), q.streams.size()));
-  const bool rooted = q.op == CollOp::kBroadcast || q.op == CollOp::kReduce;
+  const bool rooted = collOpRooted(q.op);
   if (rooted && (q.root < 0 || q.root >= n))
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("{}: root {} is not a rank (0 to {})", collOpName(q.op), q.root, n - 1));

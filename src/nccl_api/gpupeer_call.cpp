@@ -43,10 +43,6 @@ std::optional<RedOp> gpupeerOp(ncclRedOp_t op) {
   }
 }
 
-bool hasReduction(CollOp op) {
-  return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
-}
-
 // Whether (op, why) is met for the first time. Every `why` is a string literal of this file, so
 // its address names it: a few atomic slots per operation, no lock and no allocation on the
 // call path.
@@ -80,7 +76,7 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
   std::shared_ptr<CommState> state = findComm(comm);
   // Empty calls (nccl-tests makes them at sizes below the rank count) are NCCL's no-ops.
   if (state == nullptr || state->gpupeer == nullptr || count == 0) return std::nullopt;
-  const bool reduces = hasReduction(op);
+  const bool reduces = collOpReduces(op);
   const bool ordered = reduces && (ncclOp == ncclMax || ncclOp == ncclMin);
   std::optional<DataType> type = gpupeerType(ncclType, ordered);
   std::optional<RedOp> redop = reduces ? gpupeerOp(ncclOp) : std::optional(RedOp::kSum);

@@ -25,8 +25,9 @@ TEST(RankStartUp, MissingGpuIsRefusedBeforeTheRendezvous) {
   EXPECT_NE(comm.status().code(), ErrorCode::kTimeout) << comm.status().toString();
   EXPECT_LT(seconds, 10.0) << comm.status().toString();
   // With GPUs: "GPU99 does not exist"; without: CUDA's reason that there is none.
-  if (comm.status().code() == ErrorCode::kInvalidArgument)
+  if (comm.status().code() == ErrorCode::kInvalidArgument) {
     EXPECT_NE(comm.status().message().find("GPU99 does not exist"), std::string::npos) << comm.status().message();
+  }
 }
 
 TEST(RankStartUp, BoundBelowOneMillisecondIsRefusedBeforeTheRendezvous) {

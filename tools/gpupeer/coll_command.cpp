@@ -59,9 +59,6 @@ struct Baseline {
 // Largest message of a sweep; past it the host reference alone would need tens of GiB.
 constexpr std::size_t kMaxCollBytes = std::size_t{16} << 30;
 
-bool rooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
-bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce; }
-
 // One process per rank: the parent starts the ranks with this command line and their rank.
 int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std::vector<std::size_t>& sizes) {
   if (o.procs == 0) {
@@ -77,7 +74,7 @@ int runProcs(const Options& o, CollOp op, DataType type, RedOp redop, const std:
                o.procs - 1);
     return kExitUsage;
   }
-  if (rooted(op) && (o.root < 0 || o.root >= o.procs)) {
+  if (collOpRooted(op) && (o.root < 0 || o.root >= o.procs)) {
     fmt::print(stderr, "gpupeer coll: root {} is not a rank (0 to {})\n", o.root, o.procs - 1);
     return kExitUsage;
   }
@@ -167,7 +164,7 @@ int run(const Options& o) {
   const CollOp cop = op.value();
   const DataType dtype = type.value();
   const RedOp rop = redop.value();
-  if (reducing(cop))
+  if (collOpReduces(cop))
     if (Status st = checkRedOpForType(rop, dtype); !st.isOk()) return reportError(st);
   auto b = parseByteSize(o.begin), e = parseByteSize(o.end);
   if (!b.isOk()) return reportError(b.status());
@@ -237,7 +234,7 @@ int run(const Options& o) {
     one.procId = uniqueIdToHex(id.value());
     return runProcs(one, cop, dtype, rop, sizes.value());
   }
-  if (rooted(cop) && (o.root < 0 || o.root >= n)) {
+  if (collOpRooted(cop) && (o.root < 0 || o.root >= n)) {
     fmt::print(stderr, "gpupeer coll: root {} is not a rank (0 to {})\n", o.root, n - 1);
     return kExitUsage;
   }
@@ -288,10 +285,10 @@ int run(const Options& o) {
     }
   }
 
-  const bool withRoot = rooted(cop);
+  const bool withRoot = collOpRooted(cop);
   std::vector<std::string> about = {fmt::format("{} GPUs ({})", n, s.gpus[0].name), comm.value()->transport(),
                                     fmt::format("type {}", dataTypeName(dtype))};
-  if (reducing(cop)) about.push_back(fmt::format("op {}", redOpName(rop)));
+  if (collOpReduces(cop)) about.push_back(fmt::format("op {}", redOpName(rop)));
   if (withRoot) about.push_back(fmt::format("root {}", o.root));
   about.push_back(o.graphLaunches
                       ? fmt::format("{} back-to-back operations captured in one CUDA graph, replayed {} times", o.iters,
@@ -308,7 +305,7 @@ int run(const Options& o) {
 
   nlohmann::json doc = {{"op", collOpName(cop)},
                         {"type", dataTypeName(dtype)},
-                        {"redop", reducing(cop) ? redOpName(rop) : "none"},
+                        {"redop", collOpReduces(cop) ? redOpName(rop) : "none"},
                         {"root", withRoot ? o.root : -1},
                         {"gpus", n},
                         {"gpu_name", s.gpus[0].name},
@@ -367,7 +364,7 @@ int run(const Options& o) {
                           {"baselines", nlohmann::json::object()}};
     std::string line =
         fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(dtype),
-                    reducing(cop) ? redOpName(rop) : "none", withRoot ? o.root : -1,
+                    collOpReduces(cop) ? redOpName(rop) : "none", withRoot ? o.root : -1,
                     fmt::format("{}{}", algo.isOk() ? collAlgoName(algo.value()) : "?", sameAlgo ? "" : "*"));
     Bandwidth bw = collectiveBandwidth(cop, shown, mine.seconds, n);
     if (mine.error.empty()) {

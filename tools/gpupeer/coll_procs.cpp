@@ -32,9 +32,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool rooted(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kReduce; }
-bool reducing(CollOp op) { return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce; }
-
 // One operation of this rank, gpupeer's or NCCL's.
 using RankLaunch = std::function<Status()>;
 
@@ -233,8 +230,8 @@ int runCollProcsRank(const CollProcsOptions& o) {
         : o.zeroCopyFromBytes
             ? fmt::format("; buffers registered, read directly from {} per rank", formatBytes(*o.zeroCopyFromBytes))
             : std::string("; buffers registered, read directly where measured faster"),
-        dataTypeName(o.type), reducing(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
-        rooted(o.op) ? fmt::format(", root {}", o.root) : "",
+        dataTypeName(o.type), collOpReduces(o.op) ? fmt::format(", op {}", redOpName(o.redop)) : "",
+        collOpRooted(o.op) ? fmt::format(", root {}", o.root) : "",
         o.graphLaunches ? fmt::format("{} operations captured in a CUDA graph per process, replayed {} times", o.iters,
                                       o.graphLaunches)
                         : fmt::format("{} warm-up + {} timed back-to-back operations", o.warmup, o.iters));
@@ -316,8 +313,9 @@ int runCollProcsRank(const CollProcsOptions& o) {
     const char* algo = comm.algorithmFor(o.op, shown, o.registered);
     nlohmann::json row = {{"bytes", shown}, {"count", count}, {"algo", algo}};
     // The one-process table's columns, so that scripts read both alike.
-    std::string line = fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(o.type),
-                                   reducing(o.op) ? redOpName(o.redop) : "none", rooted(o.op) ? o.root : -1, algo);
+    std::string line =
+        fmt::format("  {:>11} {:>11} {:>8} {:>6} {:>4} {:>7} |", shown, count, dataTypeName(o.type),
+                    collOpReduces(o.op) ? redOpName(o.redop) : "none", collOpRooted(o.op) ? o.root : -1, algo);
     if (failed == 0) {
       Bandwidth bw = collectiveBandwidth(o.op, shown, us * 1e-6, n);
       line += fmt::format(" {:>9.2f} {:>7.2f} {:>7.2f} {:>6.0f} | {:>9.2f} |", us, bw.algbw, bw.busbw, wrong,

@@ -220,7 +220,7 @@ Status NcclBaseline::run(CollOp op, const std::vector<const void*>& send, const 
                          fmt::format("NCCL {}: {} send buffers, {} receive buffers and {} streams for {} ranks "
                                      "(one of each per rank)",
                                      collOpName(op), send.size(), recv.size(), streams.size(), ranks));
-  if ((op == CollOp::kBroadcast || op == CollOp::kReduce) && (root < 0 || root >= n.totalRanks))
+  if (collOpRooted(op) && (root < 0 || root >= n.totalRanks))
     return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
                          fmt::format("NCCL {}: root {} is not a rank (0..{})", collOpName(op), root, n.totalRanks - 1));
   const int t = ncclTypeOf(type), o = ncclOpOf(redop), last = n.totalRanks - 1;
