@@ -67,7 +67,8 @@ const TuningVariable kVariables[] = {
     {.name = "GPUPEER_ALGO", .option = "algorithm",
      .doc = "forces an algorithm on every operation it can serve (one process per GPU: oneshot, twoshot, chain, "
             "and ce for all-reduce, reduce-scatter and reduce)",
-     .words = "oneshot, twoshot, pull, split, chain, ce, ring", .setWord = setAlgorithm, .show = showAlgorithm},
+     .words = "oneshot, twoshot, pull, split, chain, ce, ring", .setWord = setAlgorithm, .show = showAlgorithm,
+     .perRankToo = true},
     {.name = "GPUPEER_P2P_DISABLE", .option = "disableP2p",
      .doc = "stages every copy through host memory, as between GPUs without P2P",
      .alias = "NCCL_P2P_DISABLE", .words = "1 (anything but 0)", .setWord = setDisableP2p, .show = showDisableP2p},
@@ -91,26 +92,27 @@ const TuningVariable kVariables[] = {
      .bytes = &Options::ringSpreadChunkBytes, .min = 4u << 10},
     {.name = "GPUPEER_CHAIN_STEP", .option = "chainStepBytes",
      .doc = "the chain kernel's step per block for broadcast",
-     .bytes = &Options::chainStepBytes, .min = 16, .multiple = 16},
+     .bytes = &Options::chainStepBytes, .min = 16, .multiple = 16, .perRankToo = true},
     {.name = "GPUPEER_CHAIN_REDUCE_STEP", .option = "chainReduceStepBytes",
      .doc = "the chain kernel's step per block for reduce",
-     .bytes = &Options::chainReduceStepBytes, .min = 16, .multiple = 16},
+     .bytes = &Options::chainReduceStepBytes, .min = 16, .multiple = 16, .perRankToo = true},
     {.name = "GPUPEER_CE_ISSUE", .option = "ceIssue",
      .doc = "whose copy engines carry the copy-engine algorithm's plain copies",
      .words = "sender, receiver", .setWord = setCeIssue, .show = showCeIssue},
     {.name = "GPUPEER_ONESHOT_BLOCKS", .option = "oneShotBlocks",
      .doc = "the one-shot kernel's most blocks",
-     .count = &Options::oneShotBlocks, .min = 1, .max = kMaxBlocks, .rule = 0, .ruleMeans = "the launch's rule"},
+     .count = &Options::oneShotBlocks, .min = 1, .max = kMaxBlocks, .rule = 0, .ruleMeans = "the launch's rule",
+     .perRankToo = true},
     {.name = "GPUPEER_ONESHOT_STEP", .option = "oneShotStepBytes",
      .doc = "the one-shot kernel's step between flags above 1 MiB",
-     .bytes = &Options::oneShotStepBytes, .rule = 0, .ruleMeans = "the kernel's"},
+     .bytes = &Options::oneShotStepBytes, .rule = 0, .ruleMeans = "the kernel's", .perRankToo = true},
     {.name = "GPUPEER_LL_SLOT", .option = "lineSlotBytes",
      .doc = "each slot of the 16-byte lines; pieces up to half of it go in lines",
      .bytes = &Options::lineSlotBytes, .min = 4u << 10, .multiple = 4096},
     {.name = "GPUPEER_LL_BLOCK_LINES", .option = "lineBlockLines",
      .doc = "lines per block of the 16-byte lines",
      .count = &Options::lineBlockLines, .min = 32, .max = kMaxLines, .multiple = 32, .rule = 0,
-     .ruleMeans = "the launch's rule"},
+     .ruleMeans = "the launch's rule", .perRankToo = true},
     {.name = "GPUPEER_LL128_SLOT", .option = "line128SlotBytes",
      .doc = "each slot of the 128-byte lines (0: none), used where NVLink joins every pair",
      .bytes = &Options::line128SlotBytes, .multiple = 4096, .rule = kByRule,
@@ -120,10 +122,12 @@ const TuningVariable kVariables[] = {
      .bytes = &Options::line128FromBytes, .rule = kByRule, .ruleMeans = "0 on 2 GPUs, 64 KiB from 3"},
     {.name = "GPUPEER_PULL_BLOCK", .option = "pullBlockBytes",
      .doc = "the pull and split kernels' grid: a block per this much of a part",
-     .bytes = &Options::pullBlockBytes, .min = 1u << 10, .rule = 0, .ruleMeans = "collectives/pull_plan.hpp's rule"},
+     .bytes = &Options::pullBlockBytes, .min = 1u << 10, .rule = 0, .ruleMeans = "collectives/pull_plan.hpp's rule",
+     .perRankToo = true},
     {.name = "GPUPEER_PULL_TILE", .option = "pullTileBytes",
      .doc = "the pull and split kernels' tiles, dealt to the blocks in turn (0: one range per block)",
-     .bytes = &Options::pullTileBytes, .multiple = 16, .rule = kByRule, .ruleMeans = "collectives/pull_plan.hpp's rule"},
+     .bytes = &Options::pullTileBytes, .multiple = 16, .rule = kByRule, .ruleMeans = "collectives/pull_plan.hpp's rule",
+     .perRankToo = true},
 };
 // clang-format on
 
@@ -194,11 +198,39 @@ Result<CommunicatorOptions> CommunicatorOptions::fromEnvironment() {
   return o;
 }
 
+RankTuning rankTuningOf(const CommunicatorOptions& o) {
+  RankTuning values;
+  for (const TuningVariable& v : kVariables)
+    if (v.perRankToo) values[v.name] = isNumeric(v) ? std::to_string(valueOf(v, o)) : v.show(o);
+  return values;
+}
+
+void applyRankTuning(const CommunicatorOptions& from, CommunicatorOptions& to) {
+  for (const TuningVariable& v : kVariables) {
+    if (!v.perRankToo) continue;
+    if (v.bytes) to.*v.bytes = from.*v.bytes;
+    if (v.count) to.*v.count = from.*v.count;
+  }
+}
+
+Status sameRankTuning(const RankTuning& mine, int rank, const RankTuning& theirs, int other) {
+  for (const auto& [name, value] : mine) {
+    auto it = theirs.find(name);
+    const std::string given = it == theirs.end() ? "not known" : it->second;
+    if (given != value)
+      return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                           fmt::format("{} is {} on rank {} and {} on rank {}: every rank of a communicator must be "
+                                       "given the same value (the ranks' kernels must match)",
+                                       name, given, other, value, rank));
+  }
+  return Status::ok();
+}
+
 std::string tuningVariablesMarkdown() {
   const CommunicatorOptions defaults;
   std::string out =
-      "| variable | option | default | values | what it sets |\n"
-      "| --- | --- | --- | --- | --- |\n";
+      "| variable | option | default | values | one process per GPU | what it sets |\n"
+      "| --- | --- | --- | --- | --- | --- |\n";
   for (const TuningVariable& v : kVariables) {
     std::string name = fmt::format("`{}`", v.name);
     if (v.alias) name += fmt::format(" (or `{}`)", v.alias);
@@ -212,7 +244,8 @@ std::string tuningVariablesMarkdown() {
       shown = v.show(defaults);
       values = v.words;
     }
-    out += fmt::format("| {} | `{}` | {} | {} | {} |\n", name, v.option, shown, values, v.doc);
+    out += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", name, v.option, shown, values,
+                       v.perRankToo ? "read by each rank, the same on all" : "no", v.doc);
   }
   return out;
 }

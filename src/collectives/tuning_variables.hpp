@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,7 +39,14 @@ struct TuningVariable {
   const char* words = nullptr;
   Status (*setWord)(std::string_view word, CommunicatorOptions& o) = nullptr;
   std::string (*show)(const CommunicatorOptions& o) = nullptr;
+  /// Also read by each process of a RankCommunicator (one process per GPU), whose ranks must
+  /// all be given the same value: the kernels' grids and steps, and the algorithm, must match
+  /// on every rank. Variables that size memory (slots) are not: RankCommOptions sizes it.
+  bool perRankToo = false;
 };
+
+/// The per-rank variables' values in `o`, as text by variable name (what init exchanges).
+using RankTuning = std::map<std::string, std::string>;
 
 /// Every tuning variable, in the docs' order.
 std::span<const TuningVariable> tuningVariables();
@@ -51,6 +59,17 @@ Status applyTuningText(const TuningVariable& v, std::string_view text, Communica
 /// and its variable otherwise. (Word fields hold only what their words set; the algorithm is
 /// checked where it is parsed.)
 Status checkTuningRanges(const CommunicatorOptions& o);
+
+/// The perRankToo variables' values in `o`.
+RankTuning rankTuningOf(const CommunicatorOptions& o);
+
+/// Copies the perRankToo numeric fields of `from` into `to` (a rank's communicator takes its
+/// kernels' geometry from the environment; the algorithm is held apart).
+void applyRankTuning(const CommunicatorOptions& from, CommunicatorOptions& to);
+
+/// kInvalidArgument naming the first variable whose value differs between this rank's
+/// `mine` and rank `other`'s `theirs`; ok where they agree.
+Status sameRankTuning(const RankTuning& mine, int rank, const RankTuning& theirs, int other);
 
 /// docs/collectives.md's table of the variables: a Markdown header and one row per variable,
 /// with the defaults of CommunicatorOptions{}.

@@ -12,6 +12,7 @@
 #include "collectives/line128_rules.hpp"
 #include "collectives/one_shot_kernels.cuh"
 #include "collectives/signal_numbers.hpp"
+#include "collectives/tuning_variables.hpp"
 #include "core/hex.hpp"
 #include "core/host_identity.hpp"
 #include "cuda/cuda_status.hpp"
@@ -137,11 +138,14 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   core.local = {rank};
   core.callLines = true;
   core.options.oneShotSlotBytes = options.slotBytes;
-  // GPUPEER_ALGO as the one-process communicator reads it (the algorithms through the scratch
-  // honour it: collective_algo.hpp).
+  // The tuning variables a rank reads as the one-process communicator does: GPUPEER_ALGO (the
+  // algorithms through the scratch honour it: collective_algo.hpp) and the kernels' grids and
+  // steps. Every rank must have the same: compared with the identities below.
   Result<CommunicatorOptions> environment = CommunicatorOptions::fromEnvironment();
   if (!environment.isOk()) return environment.status();
   core.algorithmOverride = environment.value().algorithm;
+  applyRankTuning(environment.value(), core.options);
+  const RankTuning tuning = rankTuningOf(environment.value());
   core.timeoutNs = static_cast<unsigned long long>(options.timeoutMs) * 1'000'000ULL;
   core.abortWord = static_cast<const volatile std::uint32_t*>(c.abortWord.get());
   core.ranks.resize(nranks);
@@ -161,6 +165,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
                                                           {"bus", busIdOf(device)},
                                                           {"sms", sms},
                                                           {"slot", options.slotBytes},
+                                                          {"tuning", tuning},
                                                           {"host", hostIdentity()}},
                                                          nranks, "identities");
   if (!ids.isOk()) return ids.status();
@@ -173,6 +178,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
                            fmt::format("rank {} uses slots of {} bytes, rank {} of {}: every rank must pass the same "
                                        "RankCommOptions::slotBytes",
                                        r, j.value("slot", std::size_t{0}), rank, options.slotBytes));
+    GPUPEER_RETURN_IF_ERROR(sameRankTuning(tuning, rank, j.value("tuning", RankTuning{}), r));
     core.fewestSms = r == 0 ? j.value("sms", sms) : std::min(core.fewestSms, j.value("sms", sms));
   }
   if (nranks == 1) {

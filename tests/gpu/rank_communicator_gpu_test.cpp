@@ -125,6 +125,19 @@ TEST_P(RankCommunicatorProcesses, SendRecvBetweenEveryPairAndInAGroupedCycle) {
   expectEveryRankPrinted(runWorkers("p2p", n, allRanks(n), 20000, 200), {"ok cycle and self"});
 }
 
+// Ranks whose kernels would take different grids or steps would wait for each other's flags
+// until the bound: init compares the tuning variables and names the one that differs.
+TEST_P(RankCommunicatorProcesses, RanksGivenDifferentTuningFailInitNamingTheVariable) {
+  const int n = GetParam();
+  std::vector<Outcome> out = runWorkers("tuning-differs", n, allRanks(n), 20000, 60);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 3) << out[r].output;
+    EXPECT_NE(out[r].output.find("GPUPEER_CHAIN_STEP is "), std::string::npos) << out[r].output;
+    EXPECT_NE(out[r].output.find("every rank of a communicator must be given the same value"), std::string::npos)
+        << out[r].output;
+  }
+}
+
 TEST_P(RankCommunicatorProcesses, KilledRankIsNamedBySurvivorsWithinTheBound) {
   const int n = GetParam();
   const auto start = std::chrono::steady_clock::now();

@@ -417,6 +417,8 @@ int run(int argc, char** argv) {
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 2;
   // A scenario ending in -ce takes the copy engines through the scratch wherever they serve.
   if (scenario.size() > 3 && scenario.compare(scenario.size() - 3, 3, "-ce") == 0) setenv("GPUPEER_ALGO", "ce", 1);
+  // The last rank is given another chain step than the others: init must refuse on every rank.
+  if (scenario == "tuning-differs") setenv("GPUPEER_CHAIN_STEP", rank == n - 1 ? "64K" : "32K", 1);
   RankCommOptions options;
   options.device = rank % devices;
   options.timeoutMs = timeoutMs;

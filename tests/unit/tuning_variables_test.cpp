@@ -123,6 +123,39 @@ TEST(TuningVariables, TheDocsTableHasARowPerVariable) {
   }
 }
 
+// One process per GPU: each rank reads the kernels' grids and steps and the algorithm, not the
+// memory sizes, and ranks that were given different values are told which variable differs.
+TEST(TuningVariables, RanksTakeTheKernelsGeometryAndMustAgreeOnIt) {
+  CommunicatorOptions environment;
+  ASSERT_TRUE(apply("GPUPEER_CHAIN_STEP", "64K", environment).isOk());
+  ASSERT_TRUE(apply("GPUPEER_ONESHOT_BLOCKS", "32", environment).isOk());
+  ASSERT_TRUE(apply("GPUPEER_ONESHOT_SLOT", "4M", environment).isOk());
+  ASSERT_TRUE(apply("GPUPEER_ALGO", "chain", environment).isOk());
+  CommunicatorOptions rank;
+  applyRankTuning(environment, rank);
+  EXPECT_EQ(rank.chainStepBytes, 64u << 10);
+  EXPECT_EQ(rank.oneShotBlocks, 32);
+  EXPECT_EQ(rank.oneShotSlotBytes, CommunicatorOptions{}.oneShotSlotBytes) << "slots size memory: RankCommOptions";
+
+  const RankTuning mine = rankTuningOf(environment);
+  EXPECT_EQ(mine.at("GPUPEER_CHAIN_STEP"), "65536");
+  EXPECT_EQ(mine.at("GPUPEER_ALGO"), "chain");
+  EXPECT_EQ(mine.count("GPUPEER_ONESHOT_SLOT"), 0u);
+  EXPECT_TRUE(sameRankTuning(mine, 0, rankTuningOf(environment), 1).isOk());
+
+  CommunicatorOptions other = environment;
+  ASSERT_TRUE(apply("GPUPEER_CHAIN_STEP", "32K", other).isOk());
+  Status differs = sameRankTuning(mine, 0, rankTuningOf(other), 3);
+  ASSERT_FALSE(differs.isOk());
+  EXPECT_EQ(differs.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(differs.message().find("GPUPEER_CHAIN_STEP is 32768 on rank 3 and 65536 on rank 0"), std::string::npos)
+      << differs.message();
+  // A rank that sent no values (an older build) differs from any.
+  EXPECT_FALSE(sameRankTuning(mine, 0, RankTuning{}, 1).isOk());
+  for (const TuningVariable& v : tuningVariables())
+    if (std::string(v.name).find("SLOT") != std::string::npos) EXPECT_FALSE(v.perRankToo) << v.name;
+}
+
 // GPUPEER_ variables that are not tuning knobs of the collectives, with the file that documents
 // each.
 const std::map<std::string, std::string> kOtherVariables = {

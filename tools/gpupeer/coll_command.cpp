@@ -523,7 +523,7 @@ CommandRegistrar registrar("coll", 50, [](CLI::App& app, int& exitCode) {
                   "with --registered: the bytes per rank from which they do (RankCommOptions::zeroCopyFromBytes; "
                   "default: where measured faster, src/ranks/zero_copy_rules.hpp)");
   sub->add_flag("--tuning-variables", opts->tuningVariables,
-                "print the GPUPEER_ variables that tune the one-process communicator (a Markdown table: "
+                "print the GPUPEER_ variables that tune the communicators (a Markdown table: "
                 "docs/collectives.md) and exit");
   sub->add_option("--proc-rank", opts->procRank)->group("");  // set by --procs for the ranks it starts
   sub->add_option("--proc-id", opts->procId)->group("");
