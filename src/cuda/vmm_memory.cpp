@@ -82,6 +82,22 @@ CUmemAccessDesc readWrite(int device) {
 
 std::size_t roundUp(std::size_t bytes, std::size_t unit) { return (bytes + unit - 1) / unit * unit; }
 
+// Undoes an address range that was built piece by piece: unmaps the first `mapped` pieces
+// (handle, bytes; in address order from `base`), releases every piece's handle, and frees the
+// `reserved` bytes. Pieces exist only once the range is reserved.
+void undoRange(std::uintptr_t base, std::size_t reserved,
+               const std::vector<std::pair<unsigned long long, std::size_t>>& pieces, std::size_t mapped) {
+  if (!base) return;
+  const Api& a = api();
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    if (k < mapped) a.unmap(base + at, pieces[k].second);
+    a.release(pieces[k].first);
+    at += pieces[k].second;
+  }
+  a.addressFree(base, reserved);
+}
+
 }  // namespace
 
 Status available() {
@@ -123,16 +139,7 @@ Result<std::unique_ptr<ShareableAllocation>> ShareableAllocation::create(int dev
   return m;
 }
 
-ShareableAllocation::~ShareableAllocation() {
-  const Api& a = api();
-  std::size_t at = 0;
-  for (std::size_t k = 0; k < chunks_.size(); ++k) {
-    if (k < mapped_) a.unmap(base_ + at, chunks_[k].second);
-    a.release(chunks_[k].first);
-    at += chunks_[k].second;
-  }
-  if (base_) a.addressFree(base_, bytes_);
-}
+ShareableAllocation::~ShareableAllocation() { undoRange(base_, bytes_, chunks_, mapped_); }
 
 Result<std::vector<ExportedSegment>> exportSegments(int device, const void* p, std::size_t bytes) {
   GPUPEER_RETURN_IF_ERROR(available());
@@ -228,16 +235,6 @@ Status ImportedSegments::map(int device, const std::vector<UniqueFd>& fds, const
   return Status::ok();
 }
 
-ImportedSegments::~ImportedSegments() {
-  if (!base_) return;
-  const Api& a = api();
-  std::size_t at = 0;
-  for (std::size_t k = 0; k < handles_.size(); ++k) {
-    if (k < mapped_) a.unmap(base_ + at, handles_[k].second);
-    a.release(handles_[k].first);
-    at += handles_[k].second;
-  }
-  a.addressFree(base_, reserved_);
-}
+ImportedSegments::~ImportedSegments() { undoRange(base_, reserved_, handles_, mapped_); }
 
 }  // namespace gpupeer::vmm
