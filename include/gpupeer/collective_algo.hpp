@@ -76,9 +76,9 @@ const std::vector<AlgoRule>& algorithmTable();
 /// buffers) leaves the algorithms that work through the ranks' scratch alone: one-shot,
 /// two-shot and the chain (steps through the next rank's scratch) from the rows (the
 /// acrossProcessesOnly rows among them), the others' rows skipped and one-shot taking what no
-/// row covers; `override` applies where it names one
-/// of them, or for all-reduce, reduce-scatter and reduce the copy engines (each rank's input
-/// copied into its peers' scratch, slower with the default slots).
+/// row covers; `override` applies where it names one of them, or for all-reduce,
+/// reduce-scatter and reduce the copy engines (each rank's input copied into its peers'
+/// scratch, slower with the default slots).
 Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p2p, const std::string& override,
                                  const std::vector<AlgoRule>& table = algorithmTable(), bool pullAllowed = true,
                                  bool ringP2p = false, bool peersMapped = true, bool hostKnowsPeers = true);

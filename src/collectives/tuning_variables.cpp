@@ -201,7 +201,11 @@ Result<CommunicatorOptions> CommunicatorOptions::fromEnvironment() {
 RankTuning rankTuningOf(const CommunicatorOptions& o) {
   RankTuning values;
   for (const TuningVariable& v : kVariables)
-    if (v.perRankToo) values[v.name] = isNumeric(v) ? std::to_string(valueOf(v, o)) : v.show(o);
+    if (v.perRankToo) {
+      // Exact numbers, so that two values never read alike; a field at its rule says so.
+      const std::size_t value = isNumeric(v) ? valueOf(v, o) : 0;
+      values[v.name] = !isNumeric(v) ? v.show(o) : value == v.rule ? "not set" : std::to_string(value);
+    }
   return values;
 }
 

@@ -141,6 +141,8 @@ TEST(TuningVariables, RanksTakeTheKernelsGeometryAndMustAgreeOnIt) {
   EXPECT_EQ(mine.at("GPUPEER_CHAIN_STEP"), "65536");
   EXPECT_EQ(mine.at("GPUPEER_ALGO"), "chain");
   EXPECT_EQ(mine.count("GPUPEER_ONESHOT_SLOT"), 0u);
+  EXPECT_EQ(mine.at("GPUPEER_PULL_TILE"), "not set") << "a field at its rule";
+  EXPECT_EQ(rankTuningOf(CommunicatorOptions{}).at("GPUPEER_ONESHOT_BLOCKS"), "not set");
   EXPECT_TRUE(sameRankTuning(mine, 0, rankTuningOf(environment), 1).isOk());
 
   CommunicatorOptions other = environment;
@@ -152,8 +154,11 @@ TEST(TuningVariables, RanksTakeTheKernelsGeometryAndMustAgreeOnIt) {
       << differs.message();
   // A rank that sent no values (an older build) differs from any.
   EXPECT_FALSE(sameRankTuning(mine, 0, RankTuning{}, 1).isOk());
-  for (const TuningVariable& v : tuningVariables())
-    if (std::string(v.name).find("SLOT") != std::string::npos) EXPECT_FALSE(v.perRankToo) << v.name;
+  for (const TuningVariable& v : tuningVariables()) {
+    if (std::string(v.name).find("SLOT") != std::string::npos) {
+      EXPECT_FALSE(v.perRankToo) << v.name;
+    }
+  }
 }
 
 // GPUPEER_ variables that are not tuning knobs of the collectives, with the file that documents
