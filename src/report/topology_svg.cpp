@@ -93,8 +93,10 @@ std::string gpuUplink(const Column& c, double top, const GpuLinkState* st) {
   return html + "</g>\n";
 }
 
-// The most pairs without P2P drawn as arcs, one per pair (see topologySvg).
+// The most pairs without P2P drawn as arcs, one per pair (noP2pArcs; more: noP2pStubs), and
+// how far beside a GPU's middle their lines start, clear of its NVLinks.
 constexpr std::size_t kMostNoP2pArcs = 6;
+constexpr double kNoP2pShift = 26;
 
 // A quadratic arc below the GPU row from column a to column b, `depth` deep at its middle.
 std::string arc(double xa, double xb, double y, double depth, const char* cls) {
@@ -119,6 +121,61 @@ std::string downStub(const Column& c, double top, int down, double dx) {
       "<text class=\"link-note\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"end\">{} down</text></g>\n",
       linkStateClass(LinkState::kDown), c.gpu->index, c.gpu->index, down, line(x, top, x, top + 26, "nvlink-line"),
       x - 5, top + 20, down);
+}
+
+// The pairs without P2P as drawn: their shapes, their labels (drawn last, over every line) and
+// how far down they reach.
+struct NoP2pDrawing {
+  std::string shapes, labels;
+  double deepest = 0;
+};
+
+// Red dotted arcs, one per pair, from beside each GPU's NVLinks, below `bottom` (where the
+// NVLinks end).
+NoP2pDrawing noP2pArcs(const std::vector<NoP2pPair>& pairs, const std::map<int, const Column*>& colOf, double bottom) {
+  NoP2pDrawing d;
+  const double top = kGpuY + kGpuH;
+  for (const NoP2pPair& pair : pairs) {
+    const Column *ca = colOf.at(pair.a), *cb = colOf.at(pair.b);
+    if (ca->x > cb->x) std::swap(ca, cb);
+    const double xa = ca->x + kGpuW / 2 + kNoP2pShift, xb = cb->x + kGpuW / 2 - kNoP2pShift;
+    const double depth = bottom - top + 14 + 18 * (cb->x - ca->x) / (kGpuW + kGap);
+    d.shapes += fmt::format(
+        "<g class=\"no-p2p {}\" data-pair=\"{}-{}\"><title>GPU{} - GPU{}: no P2P ({}); the P2P section says "
+        "why</title>{}</g>\n",
+        linkStateClass(LinkState::kNoP2p), pair.a, pair.b, pair.a, pair.b,
+        htmlEscape(pair.code.empty() ? std::string("no code") : pair.code), arc(xa, xb, top, depth, "no-p2p-line"));
+    d.labels += label(LinkState::kNoP2p, pair.a, pair.b, "link-note", (xa + xb) / 2, top + depth + 14, "no P2P");
+    d.deepest = std::max(d.deepest, top + depth + 20);
+  }
+  return d;
+}
+
+// Past a few pairs the arcs and their labels pile into a knot (8 GPUs without P2P: 28 of them):
+// each GPU gets one dotted stub saying how many peers it lacks P2P with; its tooltip names them,
+// and the P2P section gives each pair's reason.
+NoP2pDrawing noP2pStubs(const std::vector<NoP2pPair>& pairs, const std::vector<Column>& cols, double bottom) {
+  std::map<int, std::vector<int>> without;
+  for (const NoP2pPair& pair : pairs) {
+    without[pair.a].push_back(pair.b);
+    without[pair.b].push_back(pair.a);
+  }
+  NoP2pDrawing d;
+  const double top = kGpuY + kGpuH, stubBottom = bottom + 30;
+  for (const Column& c : cols) {
+    auto it = without.find(c.gpu->index);
+    if (it == without.end()) continue;
+    std::vector<int>& peers = it->second;
+    std::sort(peers.begin(), peers.end());
+    const double x = c.x + kGpuW / 2 + kNoP2pShift;
+    d.shapes += fmt::format(
+        "<g class=\"no-p2p {}\" data-gpu=\"{}\"><title>GPU{}: no P2P to GPU{}; the P2P section says why</title>{}"
+        "<text class=\"link-note\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">no P2P to {} GPU{}</text></g>\n",
+        linkStateClass(LinkState::kNoP2p), c.gpu->index, c.gpu->index, fmt::join(peers, ", GPU"),
+        line(x, top, x, stubBottom, "no-p2p-line"), x, stubBottom + 14, peers.size(), peers.size() == 1 ? "" : "s");
+  }
+  d.deepest = stubBottom + 22;
+  return d;
 }
 
 }  // namespace
@@ -226,54 +283,17 @@ std::string topologySvg(const Snapshot& s, const LinkStates& states) {
     bottom = std::max(deepest, bottom + 30);
   }
 
-  // Pairs without P2P: red dotted arcs from beside each GPU's NVLinks, under everything else. Past
-  // a few pairs the arcs and their labels pile into a knot (8 GPUs without P2P: 28 of them), so
-  // each GPU then gets one dotted stub saying how many peers it lacks P2P with; its tooltip names
-  // them, and the P2P section gives each pair's reason.
-  std::string noP2p;
-  double deepest = bottom;
-  const double top = kGpuY + kGpuH, shift = 26;
-  if (states.noP2p.size() <= kMostNoP2pArcs) {
-    for (const NoP2pPair& pair : states.noP2p) {
-      const Column *ca = colOf[pair.a], *cb = colOf[pair.b];
-      if (ca->x > cb->x) std::swap(ca, cb);
-      const double xa = ca->x + kGpuW / 2 + shift, xb = cb->x + kGpuW / 2 - shift;
-      const double depth = bottom - top + 14 + 18 * (cb->x - ca->x) / (kGpuW + kGap);
-      noP2p += fmt::format(
-          "<g class=\"no-p2p {}\" data-pair=\"{}-{}\"><title>GPU{} - GPU{}: no P2P ({}); the P2P section says "
-          "why</title>{}</g>\n",
-          linkStateClass(LinkState::kNoP2p), pair.a, pair.b, pair.a, pair.b,
-          htmlEscape(pair.code.empty() ? std::string("no code") : pair.code), arc(xa, xb, top, depth, "no-p2p-line"));
-      labels += label(LinkState::kNoP2p, pair.a, pair.b, "link-note", (xa + xb) / 2, top + depth + 14, "no P2P");
-      deepest = std::max(deepest, top + depth + 20);
-    }
-  } else {
-    std::map<int, std::vector<int>> without;
-    for (const NoP2pPair& pair : states.noP2p) {
-      without[pair.a].push_back(pair.b);
-      without[pair.b].push_back(pair.a);
-    }
-    const double stubBottom = bottom + 30;
-    for (const Column& c : cols) {
-      auto it = without.find(c.gpu->index);
-      if (it == without.end()) continue;
-      std::vector<int>& peers = it->second;
-      std::sort(peers.begin(), peers.end());
-      const double x = c.x + kGpuW / 2 + shift;
-      noP2p += fmt::format(
-          "<g class=\"no-p2p {}\" data-gpu=\"{}\"><title>GPU{}: no P2P to GPU{}; the P2P section says why</title>{}"
-          "<text class=\"link-note\" x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">no P2P to {} GPU{}</text></g>\n",
-          linkStateClass(LinkState::kNoP2p), c.gpu->index, c.gpu->index, fmt::join(peers, ", GPU"),
-          line(x, top, x, stubBottom, "no-p2p-line"), x, stubBottom + 14, peers.size(), peers.size() == 1 ? "" : "s");
-    }
-    deepest = std::max(deepest, stubBottom + 22);
-  }
+  // Pairs without P2P, under everything else.
+  const NoP2pDrawing noP2p = states.noP2p.size() <= kMostNoP2pArcs ? noP2pArcs(states.noP2p, colOf, bottom)
+                                                                   : noP2pStubs(states.noP2p, cols, bottom);
+  labels += noP2p.labels;
+  const double deepest = std::max(bottom, noP2p.deepest);
   const double height = deepest + 12;
   return fmt::format(
       "<svg class=\"topology\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0:.0f} {1:.0f}\" width=\"{0:.0f}\" "
       "height=\"{1:.0f}\" role=\"img\"><title>Topology of {2}</title>\n{3}{4}{5}{6}</svg>\n",
-      width, height, htmlEscape(s.hostname.empty() ? std::string("this machine") : s.hostname), links, noP2p, body,
-      labels);
+      width, height, htmlEscape(s.hostname.empty() ? std::string("this machine") : s.hostname), links, noP2p.shapes,
+      body, labels);
 }
 
 std::string linkLegendHtml(const LinkStates& states) {
