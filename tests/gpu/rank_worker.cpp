@@ -329,10 +329,10 @@ struct Worker {
   // After a matched all-reduce, the last rank makes a call that differs from the others' in
   // `kind`: count (1000 against 999 floats, both in 16-byte lines), count-ce (the same through
   // the copy engines), variant (1000 floats in lines against 1.5M in two pieces of the regular
-  // variant), op, type, redop, root, or
-  // registered (its buffers registered, the others' not: the pull kernel against lines). Every
-  // rank must report kInvalidArgument naming the calls well before the bound (a timeout would
-  // mean the call lines did not catch it), and refuse further work.
+  // variant), op, type, redop, root, or registered (its buffers registered, the others' not:
+  // the pull kernel against lines). Every rank must report kInvalidArgument naming the calls
+  // well before the bound (a timeout would mean the call lines did not catch it), and refuse
+  // further work.
   void mismatched(const std::string& kind, int timeoutMs) {
     const std::size_t count = 1000;
     DeviceBuffer large;
