@@ -41,9 +41,16 @@ enum class CollAlgo {
   /// raises a flag there, and goes on with a step once its own flag for it has come (NCCL's
   /// ring, kept to one kernel). Needs buffers from cudaMalloc.
   kChain,
+  /// Broadcast and reduce through the scratch with the message cut into a part per rank other
+  /// than the root: the root sends each rank its part, which that rank passes on to the others
+  /// (broadcast); every rank sends each part of its input to the part's rank, which reduces it
+  /// and sends the result to the root (reduce). Each port carries about the message once, as
+  /// split's do, for ranks that reach each other through the scratch alone.
+  kRelay,
 };
-const char* collAlgoName(CollAlgo a);  ///< "oneshot", "twoshot", "ring", "ce", "pull", "split", "chain"
-/// "oneshot", "one-shot", "twoshot", "ring", "ce", "copy-engine", "pull", "split", "chain".
+/// "oneshot", "twoshot", "ring", "ce", "pull", "split", "chain", "relay"
+const char* collAlgoName(CollAlgo a);
+/// "oneshot", "one-shot", "twoshot", "ring", "ce", "copy-engine", "pull", "split", "chain", "relay".
 Result<CollAlgo> parseCollAlgo(const std::string& text);
 
 /// One row: for `op` on `minRanks`..`maxRanks` GPUs, messages of at most `upToBytes` per

@@ -62,8 +62,8 @@ struct CommunicatorOptions {
   /// reduce's also kept within the one-shot scratch (two steps per block at least).
   std::size_t chainStepBytes = 32u << 10;
   std::size_t chainReduceStepBytes = 64u << 10;  ///< see chainStepBytes
-  /// The algorithm for every operation it can serve (oneshot, twoshot, pull, split, chain, ce,
-  /// ring); "": the table's choice.
+  /// The algorithm for every operation it can serve (oneshot, twoshot, pull, split, chain,
+  /// relay, ce, ring); "": the table's choice.
   std::string algorithm;
   /// Stage every copy through host memory, as between GPUs without P2P.
   bool disableP2p = false;

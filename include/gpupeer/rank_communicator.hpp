@@ -99,8 +99,9 @@ class RankCommunicator {
   /// Each one-shot slot (RankCommOptions::slotBytes as given, or its default).
   std::size_t slotBytes() const;
   /// The algorithm a collective of `bytes` (nccl-tests' size column) takes on buffers that are
-  /// not registered: one-shot; from 3 ranks two-shot for a large all-reduce; the chain for a
-  /// broadcast or reduce above 8 or 16 MiB (2 ranks: 32 or 64 MiB) ("copy" with one rank, "p2p"
+  /// not registered: one-shot; from 3 ranks two-shot for a large all-reduce, the relay for a
+  /// mid-sized broadcast or reduce and the chain above (2 ranks: the chain for a broadcast or
+  /// reduce above 32 or 64 MiB) ("copy" with one rank, "p2p"
   /// for send/recv). With `registered`, on buffers that lie in registered buffers: where
   /// ranks/zero_copy_rules.hpp (or zeroCopyFromBytes) says, split for an all-reduce, all-gather
   /// or mid-sized broadcast and reduce, pull for a reduce-scatter.

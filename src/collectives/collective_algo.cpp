@@ -16,6 +16,7 @@ const char* collAlgoName(CollAlgo a) {
     case CollAlgo::kPull: return "pull";
     case CollAlgo::kSplit: return "split";
     case CollAlgo::kChain: return "chain";
+    case CollAlgo::kRelay: return "relay";
   }
   return "?";
 }
@@ -31,9 +32,10 @@ Result<CollAlgo> parseCollAlgo(const std::string& text) {
   if (key == "pull") return CollAlgo::kPull;
   if (key == "split") return CollAlgo::kSplit;
   if (key == "chain") return CollAlgo::kChain;
+  if (key == "relay") return CollAlgo::kRelay;
   return GPUPEER_ERROR(
       ErrorCode::kInvalidArgument,
-      fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, split, chain, ring or ce", text));
+      fmt::format("unknown algorithm '{}': use oneshot, twoshot, pull, split, chain, relay, ring or ce", text));
 }
 
 // Pull reads the peers' inputs and reduces them as it reads.
@@ -44,8 +46,8 @@ const std::vector<AlgoRule>& algorithmTable() {
   // or where the algorithm's scratch ends; "(x)" names the row of algorithm x in
   // docs/collectives.md that gives the numbers and the log. Rows after a split, chain or pull
   // row serve what those cannot: pull in place, buffers that peers cannot map. Rows ending in
-  // `true` serve ranks in other processes only, where one-shot and the chain both go through
-  // the scratch (crossovers: the one-shot row's across-process figures).
+  // `true` serve ranks in other processes only, where one-shot, the relay and the chain all go
+  // through the scratch (crossovers: the one-shot and relay rows' across-process figures).
   static const std::vector<AlgoRule> kTable = {
       {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},  // split from 32 MiB (one-shot)
       {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kSplit},    // copy engines above, level at 128 MiB (split)
@@ -64,20 +66,25 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduce, 2, 2, 0, CollAlgo::kPull},                          // copy engines slower (pull)
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},               // where pull cannot serve
       {CollOp::kReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},  // split from 1 MiB (split)
-      {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot, true},  // across processes: chain above
-      {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},          // chain from 128 MiB (chain)
-      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},                  // (chain)
-      {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},        // unmapped buffers: ring above (ring)
-      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kRing},                   // (ring)
-      {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},                 // the one-shot slot (copy engines)
-      {CollOp::kAllGather, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},      // split above (split)
-      {CollOp::kAllGather, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},      // copy engines above (copy engines)
-      {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},     // unmapped buffers (copy engines)
-      {CollOp::kBroadcast, 2, 2, 16u << 20, CollAlgo::kOneShot},                 // the one-shot slot (copy engines)
+      {CollOp::kReduce, 3, 3, 16u << 20, CollAlgo::kOneShot, true},         // across processes: chain above
+      {CollOp::kReduce, 4, kMaxCommRanks, 4u << 20, CollAlgo::kOneShot, true},  // across processes: relay above
+      {CollOp::kReduce, 4, kMaxCommRanks, 32u << 20, CollAlgo::kRelay, true},   // chain from 64 MiB (relay)
+      {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},         // chain from 128 MiB (chain)
+      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},                 // (chain)
+      {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},       // unmapped buffers: ring above (ring)
+      {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kRing},                  // (ring)
+      {CollOp::kAllGather, 2, 2, 16u << 20, CollAlgo::kOneShot},                // the one-shot slot (copy engines)
+      {CollOp::kAllGather, 3, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot},     // split above (split)
+      {CollOp::kAllGather, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},     // copy engines above (copy engines)
+      {CollOp::kAllGather, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},    // unmapped buffers (copy engines)
+      {CollOp::kBroadcast, 2, 2, 16u << 20, CollAlgo::kOneShot},                // the one-shot slot (copy engines)
       {CollOp::kBroadcast, 2, 2, 32u << 20, CollAlgo::kOneShot, true},  // across processes: chain above (one-shot)
       {CollOp::kBroadcast, 2, 2, 0, CollAlgo::kChain, true},            // across processes (chain)
       {CollOp::kBroadcast, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},      // split from 512 KiB (split)
-      {CollOp::kBroadcast, 3, kMaxCommRanks, 8u << 20, CollAlgo::kOneShot, true},  // across processes: chain above
+      {CollOp::kBroadcast, 3, 3, 4u << 20, CollAlgo::kOneShot, true},              // across processes: relay above
+      {CollOp::kBroadcast, 3, 3, 32u << 20, CollAlgo::kRelay, true},               // chain from 64 MiB (relay)
+      {CollOp::kBroadcast, 4, kMaxCommRanks, 2u << 20, CollAlgo::kOneShot, true},  // across processes: relay above
+      {CollOp::kBroadcast, 4, kMaxCommRanks, 64u << 20, CollAlgo::kRelay, true},   // chain from 128 MiB (relay)
       {CollOp::kBroadcast, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},        // chain from 256 MiB (chain)
       {CollOp::kBroadcast, 3, kMaxCommRanks, 0, CollAlgo::kChain},                 // (chain)
       {CollOp::kBroadcast, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},  // unmapped buffers: ring above (ring)
@@ -96,7 +103,8 @@ namespace {
 const char* onlyFor(CollAlgo algo, CollOp op) {
   if (algo == CollAlgo::kTwoShot && op != CollOp::kAllReduce) return "all_reduce only";
   if (algo == CollAlgo::kPull && !pullSupports(op)) return "all_reduce, reduce_scatter and reduce";
-  if (algo == CollAlgo::kChain && op != CollOp::kBroadcast && op != CollOp::kReduce) return "broadcast and reduce";
+  if ((algo == CollAlgo::kChain || algo == CollAlgo::kRelay) && op != CollOp::kBroadcast && op != CollOp::kReduce)
+    return "broadcast and reduce";
   if (algo == CollAlgo::kSplit && !splitSupports(op))
     return "all_reduce, reduce_scatter, all_gather, broadcast and reduce";
   if (algo == CollAlgo::kRing && !ringSupports(op))
@@ -133,7 +141,8 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
     // 256 MiB all-reduce took 1,027 us in graphs against one-shot's 855 (with 64 MiB slots
     // 824 against 863: docs/collectives.md).
     auto kernelThroughScratch = [&](CollAlgo algo) {
-      return (algo == CollAlgo::kOneShot || algo == CollAlgo::kTwoShot || algo == CollAlgo::kChain) &&
+      return (algo == CollAlgo::kOneShot || algo == CollAlgo::kTwoShot || algo == CollAlgo::kChain ||
+              algo == CollAlgo::kRelay) &&
              onlyFor(algo, op) == nullptr;
     };
     if (!override.empty()) {

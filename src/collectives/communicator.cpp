@@ -175,6 +175,7 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
     case CollAlgo::kPull: return runPull(c, q, false);
     case CollAlgo::kSplit: return runPull(c, q, true);
     case CollAlgo::kChain: return runChain(c, q);
+    case CollAlgo::kRelay: return runRelay(c, q);
     case CollAlgo::kRing: return runRing(c, q);
   }
   return GPUPEER_ERROR(ErrorCode::kInternal, "unknown algorithm");

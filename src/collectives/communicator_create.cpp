@@ -148,6 +148,7 @@ Status loadKernels(int d) {
   GPUPEER_CUDA_CHECK(d, loadOneShotKernels());
   GPUPEER_CUDA_CHECK(d, loadPullKernels());
   GPUPEER_CUDA_CHECK(d, loadChainKernels());
+  GPUPEER_CUDA_CHECK(d, loadRelayKernels());
   return Status::ok();
 }
 

@@ -174,6 +174,9 @@ struct RegisteredCall {
 Status runPull(Communicator::Impl& c, const CollRequest& q, bool split, const RegisteredCall* registered = nullptr);
 /// The chain kernel (broadcast, reduce): each rank stores every step into the next (one_shot_path.cpp).
 Status runChain(Communicator::Impl& c, const CollRequest& q);
+/// The relay kernel (broadcast, reduce) on a part per non-root rank, each part a multiple of 16
+/// bytes; the elements left over go through the one-shot kernel (one_shot_path.cpp).
+Status runRelay(Communicator::Impl& c, const CollRequest& q);
 Status runCopyEngine(Communicator::Impl& c, const CollRequest& q);
 /// The ring (ring_path.cpp): every byte moves from rank r to rank r+1 by copy engine.
 Status runRing(Communicator::Impl& c, const CollRequest& q);

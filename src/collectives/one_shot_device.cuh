@@ -105,6 +105,37 @@ __device__ __forceinline__ U* outChunk(const OneShotArgs& a, int q) {
   return reinterpret_cast<U*>(static_cast<T*>(a.out) + q * a.outStride);
 }
 
+// The regular variant's roles and copies, shared by the one-shot and relay kernels.
+// Warps 0-7 of a block push, warps 8-15 finish.
+inline constexpr int kRoleThreads = kThreads / 2;
+// Units each pushing thread keeps in flight: four carried more than one (docs/collectives.md,
+// tuned constants).
+inline constexpr int kRoleCopyDepth = 4;
+// Synchronises the 256 threads of one role (named barriers 1 and 2; 0 is __syncthreads).
+__device__ __forceinline__ void roleBarrier(int id) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(kRoleThreads) : "memory");
+}
+
+template <class T>
+__device__ __forceinline__ T* slot(const OneShotArgs& a, int owner, std::uint32_t parity, int sender) {
+  char* base = static_cast<char*>(a.scratch[owner]) + (parity * a.ranks + sender) * a.slotBytes;
+  return reinterpret_cast<T*>(base);
+}
+
+// dst[u] = src[u] for units [b, e), thread t of a role, kRoleCopyDepth loads in flight per thread.
+template <class U>
+__device__ __forceinline__ void copyUnits(U* dst, const U* src, std::size_t b, std::size_t e, int t) {
+  for (std::size_t u = b + t; u < e; u += kRoleCopyDepth * kRoleThreads) {
+    U x[kRoleCopyDepth];
+#pragma unroll
+    for (int i = 0; i < kRoleCopyDepth; ++i)
+      if (u + i * kRoleThreads < e) x[i] = src[u + i * kRoleThreads];
+#pragma unroll
+    for (int i = 0; i < kRoleCopyDepth; ++i)
+      if (u + i * kRoleThreads < e) dst[u + i * kRoleThreads] = x[i];
+  }
+}
+
 }  // namespace oneshot
 
 /// The low-latency kernel's launch (one_shot_lines.cu); launchOneShot calls it when a.lines.

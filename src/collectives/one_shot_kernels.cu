@@ -14,38 +14,8 @@ namespace {
 
 using namespace oneshot;
 
-// Warps 0-7 of a block push, warps 8-15 finish.
-constexpr int kRoleThreads = kThreads / 2;
-// Units each pushing thread keeps in flight: four carried more than one (docs/collectives.md,
-// tuned constants).
-constexpr int kCopyDepth = 4;
 // Default data per block and step.
 constexpr std::size_t kDefaultStepBytes = 32u << 10;
-
-// Synchronises the 256 threads of one role (named barriers 1 and 2; 0 is __syncthreads).
-__device__ __forceinline__ void roleBarrier(int id) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(kRoleThreads) : "memory");
-}
-
-template <class T>
-__device__ __forceinline__ T* slot(const OneShotArgs& a, int owner, std::uint32_t parity, int sender) {
-  char* base = static_cast<char*>(a.scratch[owner]) + (parity * a.ranks + sender) * a.slotBytes;
-  return reinterpret_cast<T*>(base);
-}
-
-// dst[u] = src[u] for units [b, e), thread t of a role, kCopyDepth loads in flight per thread.
-template <class U>
-__device__ __forceinline__ void copyUnits(U* dst, const U* src, std::size_t b, std::size_t e, int t) {
-  for (std::size_t u = b + t; u < e; u += kCopyDepth * kRoleThreads) {
-    U x[kCopyDepth];
-#pragma unroll
-    for (int i = 0; i < kCopyDepth; ++i)
-      if (u + i * kRoleThreads < e) x[i] = src[u + i * kRoleThreads];
-#pragma unroll
-    for (int i = 0; i < kCopyDepth; ++i)
-      if (u + i * kRoleThreads < e) dst[u + i * kRoleThreads] = x[i];
-  }
-}
 
 // Units [b, e) of every chunk this rank sends, into each receiver's slot for this rank.
 template <class T, class U>
@@ -71,7 +41,7 @@ __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::
       if (a.op == CollOp::kReduce && me != a.root) return;
       const U* own = inChunk<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0);
       auto source = [&](int r) { return r == me ? own : peer(r); };
-      reduceStrided<T, U, kRoleThreads, kCopyDepth>(a.redop, n, source, outChunk<T, U>(a, 0), b + t, e);
+      reduceStrided<T, U, kRoleThreads, kRoleCopyDepth>(a.redop, n, source, outChunk<T, U>(a, 0), b + t, e);
       return;
     }
     case CollOp::kAllGather:

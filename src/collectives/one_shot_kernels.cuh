@@ -149,6 +149,7 @@ cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stre
 cudaError_t loadOneShotKernels();
 cudaError_t loadPullKernels();
 cudaError_t loadChainKernels();
+cudaError_t loadRelayKernels();
 
 /// Launches rank `a.rank`'s pull kernel: after a barrier with every peer (inputs ready, outputs
 /// free), it reads its part from its sources and writes it to its targets (see peerIn); a
@@ -162,6 +163,12 @@ cudaError_t launchPull(const OneShotArgs& a, DataType type, cudaStream_t stream)
 /// step as soon as its predecessor's flag for it arrives. Stores go over one link each, in one
 /// direction, as in NCCL's rings, and a step costs a flag rather than a copy-engine launch.
 cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
+/// Launches rank `a.rank`'s relay kernel (CollAlgo::kRelay): broadcast or reduce of `len`
+/// elements per part, a part per rank other than the root, in the one-shot kernel's slots and
+/// steps. The root's input (broadcast) or output (reduce) and every rank's reduce input and
+/// broadcast output hold the parts `inStride` / `outStride` apart, in rank order after the root.
+cudaError_t launchRelay(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
 /// The chain kernel's threads per block: two blocks share an SM, so that one copies while the
 /// other waits for its stores to land before raising a step's flag.

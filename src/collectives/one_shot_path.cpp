@@ -1,7 +1,8 @@
 // Host side of the one-kernel algorithms: the one-shot kernel (pieces no larger than a scratch
 // slot, one kernel per rank and piece) and the pull kernel (the whole message in one kernel
-// per rank, reading and writing the peers' buffers as collectives/pull_plan.hpp lays out) and the
-// chain kernel (broadcast and reduce passed from rank to rank as collectives/chain_plan.hpp shapes).
+// per rank, reading and writing the peers' buffers as collectives/pull_plan.hpp lays out), the
+// chain kernel (broadcast and reduce passed from rank to rank as collectives/chain_plan.hpp shapes)
+// and the relay kernel (broadcast and reduce in a part per non-root rank, through the scratch).
 
 #include <algorithm>
 #include <array>
@@ -278,6 +279,35 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
     if (r == q.root && q.recv[r] != q.send[r]) a.targets[a.targetCount++] = q.recv[r];
   }
   return launchAll(c, q, args.data(), launchChain);
+}
+
+Status runRelay(Communicator::Impl& c, const CollRequest& q) {
+  const int n = c.n();
+  const std::size_t es = dataTypeSize(q.type), unit = es < 16 ? 16 / es : 1;
+  // Parts of whole 16-byte units, so that every part of an aligned buffer moves as vectors.
+  const std::size_t part = q.count / (n - 1) / unit * unit, rest = q.count - part * (n - 1);
+  const std::size_t slotElements = c.options.oneShotSlotBytes / es;
+  const bool broadcast = q.op == CollOp::kBroadcast;
+  for (std::size_t done = 0; done < part; done += slotElements) {
+    std::array<OneShotArgs, kMaxCommRanks> args;
+    for (int r : c.local) {
+      OneShotArgs& a = args[r];
+      a = argsFor(c, q, r, done, std::min(slotElements, part - done));
+      // The buffers the rank reads or writes in parts: a broadcast's outputs and its root's
+      // input, a reduce's inputs and its root's output.
+      a.inStride = !broadcast || r == q.root ? part : 0;
+      a.outStride = broadcast || r == q.root ? part : 0;
+    }
+    GPUPEER_RETURN_IF_ERROR(launchAll(c, q, args.data(), launchRelay));
+  }
+  if (rest == 0) return Status::ok();
+  CollRequest tail = q;
+  tail.count = rest;
+  for (int r : c.local) {
+    tail.send[r] = q.send[r] ? static_cast<const char*>(q.send[r]) + (n - 1) * part * es : nullptr;
+    tail.recv[r] = q.recv[r] ? static_cast<char*>(q.recv[r]) + (n - 1) * part * es : nullptr;
+  }
+  return runOneShot(c, tail);
 }
 
 }  // namespace gpupeer

@@ -66,8 +66,8 @@ constexpr std::size_t kMaxLines = static_cast<std::size_t>(kMaxLineBlockLines);
 const TuningVariable kVariables[] = {
     {.name = "GPUPEER_ALGO", .option = "algorithm",
      .doc = "forces an algorithm on every operation it can serve (one process per GPU: oneshot, twoshot, chain, "
-            "and ce for all-reduce, reduce-scatter and reduce)",
-     .words = "oneshot, twoshot, pull, split, chain, ce, ring", .setWord = setAlgorithm, .show = showAlgorithm,
+            "relay, and ce for all-reduce, reduce-scatter and reduce)",
+     .words = "oneshot, twoshot, pull, split, chain, relay, ce, ring", .setWord = setAlgorithm, .show = showAlgorithm,
      .perRankToo = true},
     {.name = "GPUPEER_P2P_DISABLE", .option = "disableP2p",
      .doc = "stages every copy through host memory, as between GPUs without P2P",
@@ -104,7 +104,7 @@ const TuningVariable kVariables[] = {
      .count = &Options::oneShotBlocks, .min = 1, .max = kMaxBlocks, .rule = 0, .ruleMeans = "the launch's rule",
      .perRankToo = true},
     {.name = "GPUPEER_ONESHOT_STEP", .option = "oneShotStepBytes",
-     .doc = "the one-shot kernel's step between flags above 1 MiB",
+     .doc = "the one-shot and relay kernels' step between flags above 1 MiB",
      .bytes = &Options::oneShotStepBytes, .rule = 0, .ruleMeans = "the kernel's", .perRankToo = true},
     {.name = "GPUPEER_LL_SLOT", .option = "lineSlotBytes",
      .doc = "each slot of the 16-byte lines; pieces up to half of it go in lines",

@@ -201,6 +201,7 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
   }
   if (algo == CollAlgo::kTwoShot) return runTwoShot(c.core, q);
   if (algo == CollAlgo::kChain) return runChain(c.core, q);
+  if (algo == CollAlgo::kRelay) return runRelay(c.core, q);
   if (algo == CollAlgo::kCopyEngine) return runCopyEngine(c.core, q);
   if (n > 1) return runOneShot(c.core, q);
   // One rank: the result is the input (all-gather's and alltoall's single chunk too).

@@ -124,6 +124,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
     GPUPEER_CUDA_CHECK(device, loadOneShotKernels());
     GPUPEER_CUDA_CHECK(device, loadPullKernels());
     GPUPEER_CUDA_CHECK(device, loadChainKernels());
+    GPUPEER_CUDA_CHECK(device, loadRelayKernels());
     GPUPEER_CUDA_CHECK(device, loadP2pKernels());
   }
   c.rank = rank;

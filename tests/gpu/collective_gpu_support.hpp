@@ -250,13 +250,13 @@ inline void checkAllReduceGraphs(const std::vector<int>& devices) {
   }
 }
 
-/// Every operation that split and the chain kernel serve, three of them in one graph over
+/// Every operation that split, the chain and the relay kernel serve, three of them in one graph over
 /// `devices` replayed (GraphReplay), from the last rank where there is a root, checked on
 /// every rank.
-inline void checkSplitAndChainGraphs(const std::vector<int>& devices) {
+inline void checkSplitChainAndRelayGraphs(const std::vector<int>& devices) {
   const int n = static_cast<int>(devices.size());
   Ranks ranks(8u << 20, devices);
-  for (const char* algo : {"split", "chain"}) {
+  for (const char* algo : {"split", "chain", "relay"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create(devices, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();

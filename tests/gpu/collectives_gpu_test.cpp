@@ -20,7 +20,7 @@ using testing::options;
 TEST(CollectivesGpu, EveryOperationByEveryAlgorithm) {
   GPUPEER_REQUIRE_GPUS(2);
   Ranks ranks(4u << 20);
-  for (const char* algo : {"oneshot", "ce", "ring", "split", "chain"}) {
+  for (const char* algo : {"oneshot", "ce", "ring", "split", "chain", "relay"}) {
     SCOPED_TRACE(algo);
     auto comm = Communicator::create({0, 1}, options(algo));
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -244,7 +244,7 @@ TEST(CollectivesGpu, MixedOperationsBackToBack) {
 TEST(CollectivesGpu, OneGraphOverBothGpusReplays) {
   GPUPEER_REQUIRE_GPUS(2);
   testing::checkAllReduceGraphs({0, 1});
-  testing::checkSplitAndChainGraphs({0, 1});
+  testing::checkSplitChainAndRelayGraphs({0, 1});
 }
 
 TEST(CollectivesGpu, CopyEnginesCarryLongMessagesThroughReusedPositions) {

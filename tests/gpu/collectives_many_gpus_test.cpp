@@ -35,7 +35,7 @@ TEST(CollectivesManyGpus, EveryOperationByEveryAlgorithm) {
     SCOPED_TRACE(::testing::Message() << n << " GPUs");
     Ranks ranks(8u << 20, devices);
     // "" is the table's choice.
-    for (const char* algo : {"oneshot", "ce", "pull", "split", "chain", "twoshot", "ring", ""}) {
+    for (const char* algo : {"oneshot", "ce", "pull", "split", "chain", "relay", "twoshot", "ring", ""}) {
       SCOPED_TRACE(algo);
       auto comm = Communicator::create(devices, options(algo));
       ASSERT_TRUE(comm.isOk()) << comm.status().toString();
@@ -116,7 +116,7 @@ TEST(CollectivesManyGpus, BackToBackInPlaceSumsNeedNoHostSync) {
 TEST(CollectivesManyGpus, OneGraphOverAllGpusReplays) {
   GPUPEER_REQUIRE_GPUS(3);
   testing::checkAllReduceGraphs(firstGpus(testing::machine().gpus.size()));
-  testing::checkSplitAndChainGraphs(firstGpus(testing::machine().gpus.size()));
+  testing::checkSplitChainAndRelayGraphs(firstGpus(testing::machine().gpus.size()));
 }
 
 TEST(CollectivesManyGpus, WithoutP2pTheCopiesGoThroughHostMemory) {

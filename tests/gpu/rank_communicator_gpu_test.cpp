@@ -221,6 +221,13 @@ TEST_P(RankCommunicatorProcesses, EveryCollectiveAtLargeAndOddSizesThroughTheCop
   expectEveryRankPrinted(runWorkers("large-calls-ce", n, allRanks(n), 20000, 280), {"ok large calls: 0 of"});
 }
 
+// The same with GPUPEER_ALGO=relay and 1 MiB slots: broadcast and reduce by the relay kernel,
+// parts over many slots, ranks of different alignment, in place, odd tails.
+TEST_P(RankCommunicatorProcesses, EveryCollectiveAtLargeAndOddSizesByTheRelay) {
+  const int n = GetParam();
+  expectEveryRankPrinted(runWorkers("large-calls-relay", n, allRanks(n), 20000, 280), {"ok large calls: 0 of"});
+}
+
 TEST_P(RankCommunicatorProcesses, RegisteredCollectivesAtLargeAndOddSizesOnFreshInputs) {
   const int n = GetParam();
   expectEveryRankPrinted(runWorkers("large-calls-registered", n, allRanks(n), 20000, 280),

@@ -415,8 +415,10 @@ int run(int argc, char** argv) {
   const UniqueId& id = parsed.value();
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 2;
-  // A scenario ending in -ce takes the copy engines through the scratch wherever they serve.
-  if (scenario.size() > 3 && scenario.compare(scenario.size() - 3, 3, "-ce") == 0) setenv("GPUPEER_ALGO", "ce", 1);
+  // A scenario ending in -ce takes the copy engines through the scratch wherever they serve,
+  // one ending in -relay the relay kernel (broadcast and reduce).
+  if (const std::string last = scenario.substr(scenario.rfind('-') + 1); last == "ce" || last == "relay")
+    setenv("GPUPEER_ALGO", last.c_str(), 1);
   // The last rank is given another chain step than the others: init must refuse on every rank.
   if (scenario == "tuning-differs") setenv("GPUPEER_CHAIN_STEP", rank == n - 1 ? "64K" : "32K", 1);
   RankCommOptions options;
@@ -431,6 +433,8 @@ int run(int argc, char** argv) {
                      scenario.rfind("killed-during-", 0) == 0;
   if (!mismatch && !large) options.slotBytes = 64u << 10;
   if (!large || scenario.rfind("large-calls-registered", 0) == 0) options.zeroCopyFromBytes = 0;
+  // The relay's parts then span many slots, every other one at the other parity.
+  if (scenario == "large-calls-relay") options.slotBytes = 1u << 20;
   auto made = RankCommunicator::init(n, id, rank, options);
   if (!made.isOk()) {
     std::printf("init failed: %s\n", made.status().toString().c_str());
@@ -457,8 +461,8 @@ int run(int argc, char** argv) {
     w.mismatched(scenario.substr(9), timeoutMs);
   } else if (scenario == "many-piece-sums") {
     manyPieceSumsOnFreshInputs(comm, w.s());
-  } else if (scenario == "large-calls" || scenario == "large-calls-ce" || scenario == "large-calls-registered" ||
-             scenario == "large-calls-registered-cumem") {
+  } else if (scenario == "large-calls" || scenario == "large-calls-ce" || scenario == "large-calls-relay" ||
+             scenario == "large-calls-registered" || scenario == "large-calls-registered-cumem") {
     largeCallsOnFreshInputs(comm, w.s(), scenario.rfind("large-calls-registered", 0) == 0,
                             scenario == "large-calls-registered-cumem");
   } else if (scenario == "soak") {

@@ -9,7 +9,7 @@ namespace {
 
 TEST(CollectiveAlgo, NamesRoundTripAndUnknownNamesAreRefused) {
   for (CollAlgo a : {CollAlgo::kOneShot, CollAlgo::kTwoShot, CollAlgo::kRing, CollAlgo::kCopyEngine, CollAlgo::kPull,
-                     CollAlgo::kSplit, CollAlgo::kChain})
+                     CollAlgo::kSplit, CollAlgo::kChain, CollAlgo::kRelay})
     EXPECT_EQ(parseCollAlgo(collAlgoName(a)).value(), a);
   EXPECT_EQ(parseCollAlgo("One-Shot").value(), CollAlgo::kOneShot);
   EXPECT_EQ(parseCollAlgo("copy_engine").value(), CollAlgo::kCopyEngine);
@@ -221,9 +221,27 @@ TEST(CollectiveAlgo, WithoutP2pOnlyTheCopyEnginesWork) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 8, 2, false, "ring").value(), CollAlgo::kRing);
 }
 
+TEST(CollectiveAlgo, RelayIsForBroadcastAndReduceInEitherShape) {
+  for (CollOp op : {CollOp::kBroadcast, CollOp::kReduce}) {
+    EXPECT_EQ(chooseAlgorithm(op, 8, 4, true, "relay").value(), CollAlgo::kRelay);
+    EXPECT_EQ(chooseAlgorithm(op, 8, 4, true, "relay", algorithmTable(), false, false, false, false).value(),
+              CollAlgo::kRelay);
+  }
+  for (CollOp op :
+       {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kAllToAll, CollOp::kSendRecv}) {
+    Status s = chooseAlgorithm(op, 8, 4, true, "relay").status();
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << collOpName(op);
+    EXPECT_NE(s.message().find("broadcast and reduce"), std::string::npos) << s.message();
+    // Across processes the table decides what the relay does not serve.
+    EXPECT_EQ(chooseAlgorithm(op, 8, 4, true, "relay", algorithmTable(), false, false, false, false).value(),
+              CollAlgo::kOneShot)
+        << collOpName(op);
+  }
+}
+
 // Ranks in other processes reach each other through the scratch alone: one-shot, from 3 ranks
-// the two-shot all-reduce, and the chain's broadcast and reduce where their rows for ranks in
-// other processes take them; nothing else, whatever the size.
+// the two-shot all-reduce, and the relay's and the chain's broadcast and reduce where their rows
+// for ranks in other processes take them; nothing else, whatever the size.
 TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
   auto across = [](CollOp op, std::size_t bytes, int ranks) {
     return chooseAlgorithm(op, bytes, ranks, true, "", algorithmTable(), false, false, false, false).value();
@@ -234,12 +252,20 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
       for (std::size_t bytes = 8; bytes <= (std::size_t{1} << 30); bytes *= 4) {
         const CollAlgo a = across(op, bytes, ranks);
         const bool twoShot = op == CollOp::kAllReduce && ranks > 2 && bytes > (256u << 10);
-        const std::size_t chainAbove = op == CollOp::kBroadcast ? (ranks == 2 ? 32u << 20 : 8u << 20)
-                                       : op == CollOp::kReduce  ? (ranks == 2 ? 64u << 20 : 16u << 20)
-                                                                : 0;
+        // Broadcast and reduce: one-shot up to `relayAbove`, the relay to `chainAbove`, the chain.
+        std::size_t relayAbove = 0, chainAbove = 0;
+        if (op == CollOp::kBroadcast) {
+          relayAbove = ranks == 2 ? 32u << 20 : ranks == 3 ? 4u << 20 : 2u << 20;
+          chainAbove = ranks == 2 ? 32u << 20 : ranks == 3 ? 32u << 20 : 64u << 20;
+        } else if (op == CollOp::kReduce) {
+          relayAbove = ranks == 2 ? 64u << 20 : ranks == 3 ? 16u << 20 : 4u << 20;
+          chainAbove = ranks == 2 ? 64u << 20 : ranks == 3 ? 16u << 20 : 32u << 20;
+        }
         const bool chain = chainAbove && bytes > chainAbove;
+        const bool relay = relayAbove && bytes > relayAbove && !chain;
         EXPECT_EQ(a, twoShot ? CollAlgo::kTwoShot
                      : chain ? CollAlgo::kChain
+                     : relay ? CollAlgo::kRelay
                              : CollAlgo::kOneShot)
             << collOpName(op) << " of " << bytes << " on " << ranks;
       }
@@ -257,15 +283,23 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
   EXPECT_FALSE(
       chooseAlgorithm(CollOp::kAllReduce, 8, 2, true, "fastest", algorithmTable(), false, false, false, false).isOk());
   // The same rows decide within one process: a two-shot all-reduce there too. The rows for
-  // ranks in other processes do not: in one process split takes a 4 MiB broadcast, and the
-  // copy engines a 256 MiB one on 2 GPUs.
+  // ranks in other processes do not: in one process split takes a 4 MiB broadcast (the relay
+  // across processes), and the copy engines a 256 MiB one on 2 GPUs.
   EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 512u << 10, 4, true, "").value(), CollAlgo::kTwoShot);
-  EXPECT_EQ(across(CollOp::kBroadcast, 4u << 20, 4), CollAlgo::kOneShot);
+  EXPECT_EQ(across(CollOp::kBroadcast, 4u << 20, 4), CollAlgo::kRelay);
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 4u << 20, 4, true, "").value(), CollAlgo::kSplit);
   EXPECT_EQ(across(CollOp::kBroadcast, 256u << 20, 2), CollAlgo::kChain);
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 256u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
-  EXPECT_EQ(across(CollOp::kReduce, 16u << 20, 4), CollAlgo::kOneShot);
-  EXPECT_EQ(across(CollOp::kReduce, (16u << 20) + 4, 4), CollAlgo::kChain);
+  EXPECT_EQ(across(CollOp::kReduce, 4u << 20, 4), CollAlgo::kOneShot);
+  EXPECT_EQ(across(CollOp::kReduce, (4u << 20) + 4, 4), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 4), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 4), CollAlgo::kChain);
+  EXPECT_EQ(across(CollOp::kReduce, 16u << 20, 3), CollAlgo::kOneShot);
+  EXPECT_EQ(across(CollOp::kBroadcast, 32u << 20, 3), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kBroadcast, 64u << 20, 4), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kBroadcast, (64u << 20) + 4, 4), CollAlgo::kChain);
+  // In one process the relay rows do not apply: split takes a 16 MiB reduce on 4 GPUs.
+  EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 16u << 20, 4, true, "").value(), CollAlgo::kSplit);
 }
 
 }  // namespace

@@ -1,0 +1,168 @@
+// The relay kernel: broadcast and reduce through the scratch, the message cut into parts, one
+// per rank other than the root, each part carried by its own rank. Broadcast: the root sends
+// part p to its rank only, which passes it on to the others. Reduce: every rank sends part p
+// of its input to p's rank, which reduces it and sends the result to the root. Every port
+// carries about the message once, where the one-shot kernel puts it n - 1 times on the root's
+// (docs/collectives.md, the relay row). Same slots, flags, roles and steps as the one-shot
+// kernel's regular variant (one_shot_kernels.cu).
+#include <algorithm>
+#include <type_traits>
+
+#include "collectives/call_line.cuh"
+#include "collectives/one_shot_device.cuh"
+#include "collectives/reduce_math.cuh"
+
+namespace gpupeer {
+namespace {
+
+using namespace oneshot;
+
+// Default data per block and step: 16 KiB measured faster than the one-shot kernel's 32 KiB
+// and than 8 or 64 KiB at every size from 4 MiB (4x H200, 4 processes: 256 MiB broadcast
+// 968 us against 1037, reduce 1270 against 1350; docs/collectives.md, the relay row).
+constexpr std::size_t kDefaultRelayStepBytes = 16u << 10;
+
+// Rank r's part (r is not the root): parts follow the root in rank order.
+__device__ __forceinline__ int partOf(const OneShotArgs& a, int r) { return (r - a.root - 1 + a.ranks) % a.ranks; }
+
+// Units [b, e) of this step as a sender. A broadcast's root sends each rank its part; the
+// other ranks pass their part, once it is in their slot for the root, to every rank but the
+// root. In a reduce every rank sends each other non-root rank that rank's part of its input.
+template <class T, class U>
+__device__ void send(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
+  const int me = a.rank;
+  const bool relaying = a.op == CollOp::kBroadcast && me != a.root;
+  for (int k = 1; k < a.ranks; ++k) {
+    const int d = (me + k) % a.ranks;  // staggered, as the one-shot kernel's pushes
+    if (d == a.root && (relaying || a.op == CollOp::kReduce)) continue;
+    U* to = reinterpret_cast<U*>(slot<T>(a, d, parity, me));
+    const U* from =
+        relaying ? reinterpret_cast<const U*>(slot<T>(a, me, parity, a.root)) : inChunk<T, U>(a, partOf(a, d));
+    copyUnits(to, from, b, e, t);
+  }
+}
+
+// Units [b, e) of this step as a receiver, once every peer's flag for it arrived. Broadcast: the
+// root copies its input to its output (unless in place); the others copy their own part from
+// their slot for the root and every other part from its rank's slot. Reduce: a non-root rank
+// reduces its part (its input and every peer's slot) into its slot in the root's scratch; the
+// root copies each rank's reduced part to its output.
+template <class T, class U>
+__device__ void receive(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
+  const int me = a.rank, n = a.ranks;
+  auto slotOf = [&](int owner, int sender) { return reinterpret_cast<U*>(slot<T>(a, owner, parity, sender)); };
+  if (a.op == CollOp::kReduce && me != a.root) {
+    const U* own = inChunk<T, U>(a, partOf(a, me));
+    auto source = [&](int r) -> const U* { return r == me ? own : slotOf(me, r); };
+    reduceStrided<T, U, kRoleThreads, kRoleCopyDepth>(a.redop, n, source, slotOf(a.root, me), b + t, e);
+    return;
+  }
+  for (int r = 0; r < n; ++r) {
+    if (r == a.root) continue;
+    U* out = outChunk<T, U>(a, partOf(a, r));
+    const U* src = me == a.root ? (a.op == CollOp::kReduce ? slotOf(me, r) : inChunk<T, U>(a, partOf(a, r)))
+                                : slotOf(me, r == me ? a.root : r);
+    if (src != out) copyUnits(out, src, b, e, t);  // the root's broadcast in place: already there
+  }
+}
+
+template <class T, bool kVectors>
+__global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
+  static_assert(16 % sizeof(T) == 0, "a 16-byte unit holds whole elements");
+  using U = std::conditional_t<kVectors, uint4, T>;
+  constexpr std::size_t kUnitElements = 16 / sizeof(T), kScale = 16 / sizeof(U);
+  const std::uint32_t epoch = beginOperation(a);
+  announceCall(a, epoch);
+  // The one-shot kernel's parities, cut and flags (one_shot_kernels.cu): every rank hears every
+  // step from every peer, so a slot is overwritten two operations later only after its reader
+  // finished with it.
+  const std::uint32_t parity = epoch & 1;
+  const std::size_t units = a.len / kUnitElements;
+  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
+  const std::size_t b16 = min(units, blockIdx.x * per), e16 = min(units, b16 + per);
+  const bool last = blockIdx.x == gridDim.x - 1;
+  const std::size_t tail = units * kUnitElements;
+  const std::size_t stepUnits = std::max<std::size_t>({a.stepBytes / 16, 1, (per + kFlagStride - 1) / kFlagStride});
+  const std::uint32_t steps =
+      static_cast<std::uint32_t>(std::max<std::size_t>((e16 - b16 + stepUnits - 1) / stepUnits, 1));
+  const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
+  const int me = a.rank, n = a.ranks, root = a.root;
+  const bool relaying = a.op == CollOp::kBroadcast && me != root;
+  // A reduce's non-root rank raises its word at the root after its reduced part landed there,
+  // from the receiving role; its sending role raises every other peer's.
+  const bool reducesForRoot = a.op == CollOp::kReduce && me != root;
+  __shared__ bool failed;  // a peer timed out: stop waiting for it step after step
+  if (threadIdx.x == 0) failed = false;
+  __syncthreads();
+  if (threadIdx.x < kRoleThreads) {
+    const int t = threadIdx.x;
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
+      if (relaying) {
+        // This rank's part of the step reached its slot for the root.
+        if (t == 0 && !*static_cast<volatile bool*>(&failed) && !awaitFlag(a, flagOf(a, me, root), mark + s + 1, root))
+          *static_cast<volatile bool*>(&failed) = true;
+        roleBarrier(1);
+      }
+      send<T, U>(a, sb * kScale, se * kScale, parity, t);
+      if (last && s + 1 == steps) send<T, T>(a, tail, a.len, parity, t);
+      roleBarrier(1);
+      if (t < n && t != me && !(reducesForRoot && t == root)) publish(flagOf(a, t, me), mark + s + 1);
+    }
+  } else {
+    const int t = threadIdx.x - kRoleThreads;
+    if (t < n && t != me) checkCall(a, epoch, t);
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
+      if (t < n && t != me && !*static_cast<volatile bool*>(&failed) &&
+          !awaitFlag(a, flagOf(a, me, t), mark + s + 1, t))
+        *static_cast<volatile bool*>(&failed) = true;
+      roleBarrier(2);
+      receive<T, U>(a, sb * kScale, se * kScale, parity, t);
+      if (last && s + 1 == steps) receive<T, T>(a, tail, a.len, parity, t);
+      if (reducesForRoot) {
+        roleBarrier(2);
+        if (t == 0) publish(flagOf(a, root, me), mark + s + 1);
+      }
+    }
+  }
+  endOperation(a);
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
+
+struct LaunchRelay {
+  const OneShotArgs& a;
+  cudaStream_t stream;
+  template <class T>
+  cudaError_t operator()() const {
+    // The one-shot kernel's grid and steps (one_shot_kernels.cu).
+    const int most = a.maxBlocks > 0 ? std::min(a.maxBlocks, kMaxOneShotBlocks) : 132;
+    const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / 4096, 1, most));
+    OneShotArgs args = a;
+    if (args.stepBytes == 0) args.stepBytes = kDefaultRelayStepBytes;
+    const bool vectors = aligned16(a.in) && aligned16(a.out) && (a.inStride * sizeof(T)) % 16 == 0 &&
+                         (a.outStride * sizeof(T)) % 16 == 0 && a.slotBytes % 16 == 0;
+    return launchOneShotKernel(vectors ? relay<T, true> : relay<T, false>, args, blocks, stream);
+  }
+};
+
+struct LoadRelay {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(relay<T, true>, relay<T, false>);
+  }
+};
+
+}  // namespace
+
+cudaError_t loadRelayKernels() { return forEveryType(LoadRelay{}); }
+
+cudaError_t launchRelay(const OneShotArgs& a, DataType type, cudaStream_t stream) {
+  if (a.len == 0) return cudaSuccess;
+  if (a.ranks < 2 || a.ranks > kMaxCommRanks || (a.op != CollOp::kBroadcast && a.op != CollOp::kReduce))
+    return cudaErrorInvalidValue;
+  return dispatchType(type, LaunchRelay{a, stream});
+}
+
+}  // namespace gpupeer
