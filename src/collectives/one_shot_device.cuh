@@ -1,7 +1,9 @@
 #pragma once
-// Device-side pieces shared by the two one-shot kernels (one_shot_kernels.cu: flags and
-// scratch slots; one_shot_lines.cu: lines that carry their own flags). Internal to the library.
+// Device-side pieces shared by the one-shot kernels (one_shot_kernels.cu: flags and scratch
+// slots; one_shot_lines.cu: lines that carry their own flags) and the kernels built on them
+// (relay, chain, pull). Internal to the library.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "collectives/one_shot_kernels.cuh"
@@ -136,6 +138,35 @@ __device__ __forceinline__ void copyUnits(U* dst, const U* src, std::size_t b, s
   }
 }
 
+// How the regular variant cuts a piece of `len` elements per chunk: each block owns the same
+// 16-byte units [b16, e16) of every chunk on every rank, so that its flags cover exactly the
+// data it reads, in steps of stepUnits; the last block also takes the elements from `tail`
+// (after the last whole unit). Ranks whose buffers differ in alignment move vectors or single
+// elements, and cut alike in units all the same.
+struct RegularCut {
+  std::size_t b16 = 0, e16 = 0, stepUnits = 1, tail = 0;
+  std::uint32_t steps = 1;
+  bool last = false;
+  __device__ std::size_t stepBegin(std::uint32_t s) const { return b16 + s * stepUnits; }
+  __device__ std::size_t stepEnd(std::uint32_t s) const { return min(e16, stepBegin(s) + stepUnits); }
+};
+
+template <class T>
+__device__ __forceinline__ RegularCut cutRegular(const OneShotArgs& a) {
+  constexpr std::size_t kUnitElements = 16 / sizeof(T);
+  const std::size_t units = a.len / kUnitElements;
+  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
+  RegularCut c;
+  c.b16 = min(units, blockIdx.x * per);
+  c.e16 = min(units, c.b16 + per);
+  c.last = blockIdx.x == gridDim.x - 1;
+  c.tail = units * kUnitElements;
+  // Steps stay below kFlagStride, the flags' room per operation.
+  c.stepUnits = std::max<std::size_t>({a.stepBytes / 16, 1, (per + kFlagStride - 1) / kFlagStride});
+  c.steps = static_cast<std::uint32_t>(std::max<std::size_t>((c.e16 - c.b16 + c.stepUnits - 1) / c.stepUnits, 1));
+  return c;
+}
+
 }  // namespace oneshot
 
 /// The low-latency kernel's launch (one_shot_lines.cu); launchOneShot calls it when a.lines.
@@ -165,5 +196,26 @@ cudaError_t loadOneShotLines128Kernels();
 /// Launches `kernel(a)` with a.earlyLaunch's programmatic dependent launch.
 cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,
                                 int threads = oneshot::kThreads);
+
+namespace oneshot {
+
+// Launches a regular-variant kernel (one-shot or relay) for elements of T: a block per 4 KiB of
+// a chunk (medium messages finish sooner spread wide), up to one per SM of a 132-SM GPU unless
+// a.maxBlocks says otherwise; `vectors` (16-byte units) where every chunk of input, output and
+// the slots lies on a 16-byte boundary, else `elements`; `defaultStep` where a.stepBytes is 0.
+template <class T>
+cudaError_t launchRegular(void (*vectors)(OneShotArgs), void (*elements)(OneShotArgs), const OneShotArgs& a,
+                          std::size_t defaultStep, cudaStream_t stream) {
+  const int most = a.maxBlocks > 0 ? std::min(a.maxBlocks, kMaxOneShotBlocks) : 132;
+  const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / 4096, 1, most));
+  OneShotArgs args = a;
+  if (args.stepBytes == 0) args.stepBytes = defaultStep;
+  auto aligned16 = [](const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; };
+  const bool units = aligned16(a.in) && aligned16(a.out) && (a.inStride * sizeof(T)) % 16 == 0 &&
+                     (a.outStride * sizeof(T)) % 16 == 0 && a.slotBytes % 16 == 0;
+  return launchOneShotKernel(units ? vectors : elements, args, blocks, stream);
+}
+
+}  // namespace oneshot
 
 }  // namespace gpupeer

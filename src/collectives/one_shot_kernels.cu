@@ -69,27 +69,14 @@ template <class T, bool kVectors>
 __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   static_assert(16 % sizeof(T) == 0, "a 16-byte unit holds whole elements");
   using U = std::conditional_t<kVectors, uint4, T>;
-  // Elements of a 16-byte unit, and how many U that unit is.
-  constexpr std::size_t kUnitElements = 16 / sizeof(T), kScale = 16 / sizeof(U);
+  constexpr std::size_t kScale = 16 / sizeof(U);  // U per 16-byte unit
   const std::uint32_t epoch = beginOperation(a);
   announceCall(a, epoch);
   // Scratch alternates between two parities. A rank starts operation k+2 (same parity as k)
   // only after it received every step of k+1 from every peer, and a peer sends k+1 only after
   // finishing k: so nobody still reads the slots being overwritten.
   const std::uint32_t parity = epoch & 1;
-  // Each block owns the same bytes of every chunk on every rank, so its flags cover exactly
-  // the data it reads. Blocks and steps are cut in 16-byte units whether this rank moves
-  // them as vectors or element by element: ranks whose buffers differ in alignment take
-  // different variants, and must still cut alike. The last block also takes the elements
-  // after the last whole unit.
-  const std::size_t units = a.len / kUnitElements;
-  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
-  const std::size_t b16 = min(units, blockIdx.x * per), e16 = min(units, b16 + per);
-  const bool last = blockIdx.x == gridDim.x - 1;
-  const std::size_t tail = units * kUnitElements;
-  const std::size_t stepUnits = std::max<std::size_t>({a.stepBytes / 16, 1, (per + kFlagStride - 1) / kFlagStride});
-  const std::uint32_t steps =
-      static_cast<std::uint32_t>(std::max<std::size_t>((e16 - b16 + stepUnits - 1) / stepUnits, 1));
+  const RegularCut cut = cutRegular<T>(a);
   const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
   const int me = a.rank, n = a.ranks;
   // Steps whose input this block's pushers have read. The in-place finisher overwrites that
@@ -105,10 +92,9 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   __syncthreads();
   if (threadIdx.x < kRoleThreads) {
     const int t = threadIdx.x;
-    for (std::uint32_t s = 0; s < steps; ++s) {
-      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
-      push<T, U>(a, sb * kScale, se * kScale, parity, t);
-      if (last && s + 1 == steps) push<T, T>(a, tail, a.len, parity, t);
+    for (std::uint32_t s = 0; s < cut.steps; ++s) {
+      push<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
+      if (cut.last && s + 1 == cut.steps) push<T, T>(a, cut.tail, a.len, parity, t);
       roleBarrier(1);
       if (t == 0) pushedSteps.store(s + 1, cuda::memory_order_release);
       // Every peer hears every step, data or not (the parity argument above); the role's
@@ -118,8 +104,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   } else {
     const int t = threadIdx.x - kRoleThreads;
     if (t < n && t != me) checkCall(a, epoch, t);
-    for (std::uint32_t s = 0; s < steps; ++s) {
-      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
+    for (std::uint32_t s = 0; s < cut.steps; ++s) {
       if (t == me) {
         // In place, this step's output overwrites the input the pushers read.
         while (pushedSteps.load(cuda::memory_order_acquire) <= s) {
@@ -128,8 +113,8 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
         if (!awaitFlag(a, flagOf(a, me, t), mark + s + 1, t)) *static_cast<volatile bool*>(&failed) = true;
       }
       roleBarrier(2);
-      finish<T, U>(a, sb * kScale, se * kScale, parity, t);
-      if (last && s + 1 == steps) finish<T, T>(a, tail, a.len, parity, t);
+      finish<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
+      if (cut.last && s + 1 == cut.steps) finish<T, T>(a, cut.tail, a.len, parity, t);
     }
   }
   endOperation(a);
@@ -137,23 +122,12 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
 
 bool aligned8(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 7) == 0; }
 
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
-
 struct LaunchOneShot {
   const OneShotArgs& a;
   cudaStream_t stream;
   template <class T>
   cudaError_t operator()() const {
-    // A block per 4 KiB of a chunk (medium messages finish sooner spread wide), up to one per SM
-    // of a 132-SM GPU unless the caller says otherwise.
-    const int most = a.maxBlocks > 0 ? std::min(a.maxBlocks, kMaxOneShotBlocks) : 132;
-    const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / 4096, 1, most));
-    OneShotArgs args = a;
-    if (args.stepBytes == 0) args.stepBytes = kDefaultStepBytes;
-    // 16-byte units need every chunk of input, output and the slots on a 16-byte boundary.
-    const bool vectors = aligned16(a.in) && aligned16(a.out) && (a.inStride * sizeof(T)) % 16 == 0 &&
-                         (a.outStride * sizeof(T)) % 16 == 0 && a.slotBytes % 16 == 0;
-    return launchOneShotKernel(vectors ? oneShot<T, true> : oneShot<T, false>, args, blocks, stream);
+    return launchRegular<T>(oneShot<T, true>, oneShot<T, false>, a, kDefaultStepBytes, stream);
   }
 };
 

@@ -70,21 +70,14 @@ template <class T, bool kVectors>
 __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
   static_assert(16 % sizeof(T) == 0, "a 16-byte unit holds whole elements");
   using U = std::conditional_t<kVectors, uint4, T>;
-  constexpr std::size_t kUnitElements = 16 / sizeof(T), kScale = 16 / sizeof(U);
+  constexpr std::size_t kScale = 16 / sizeof(U);  // U per 16-byte unit
   const std::uint32_t epoch = beginOperation(a);
   announceCall(a, epoch);
   // The one-shot kernel's parities, cut and flags (one_shot_kernels.cu): every rank hears every
   // step from every peer, so a slot is overwritten two operations later only after its reader
   // finished with it.
   const std::uint32_t parity = epoch & 1;
-  const std::size_t units = a.len / kUnitElements;
-  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
-  const std::size_t b16 = min(units, blockIdx.x * per), e16 = min(units, b16 + per);
-  const bool last = blockIdx.x == gridDim.x - 1;
-  const std::size_t tail = units * kUnitElements;
-  const std::size_t stepUnits = std::max<std::size_t>({a.stepBytes / 16, 1, (per + kFlagStride - 1) / kFlagStride});
-  const std::uint32_t steps =
-      static_cast<std::uint32_t>(std::max<std::size_t>((e16 - b16 + stepUnits - 1) / stepUnits, 1));
+  const RegularCut cut = cutRegular<T>(a);
   const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
   const int me = a.rank, n = a.ranks, root = a.root;
   const bool relaying = a.op == CollOp::kBroadcast && me != root;
@@ -96,30 +89,28 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
   __syncthreads();
   if (threadIdx.x < kRoleThreads) {
     const int t = threadIdx.x;
-    for (std::uint32_t s = 0; s < steps; ++s) {
-      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
+    for (std::uint32_t s = 0; s < cut.steps; ++s) {
       if (relaying) {
         // This rank's part of the step reached its slot for the root.
         if (t == 0 && !*static_cast<volatile bool*>(&failed) && !awaitFlag(a, flagOf(a, me, root), mark + s + 1, root))
           *static_cast<volatile bool*>(&failed) = true;
         roleBarrier(1);
       }
-      send<T, U>(a, sb * kScale, se * kScale, parity, t);
-      if (last && s + 1 == steps) send<T, T>(a, tail, a.len, parity, t);
+      send<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
+      if (cut.last && s + 1 == cut.steps) send<T, T>(a, cut.tail, a.len, parity, t);
       roleBarrier(1);
       if (t < n && t != me && !(reducesForRoot && t == root)) publish(flagOf(a, t, me), mark + s + 1);
     }
   } else {
     const int t = threadIdx.x - kRoleThreads;
     if (t < n && t != me) checkCall(a, epoch, t);
-    for (std::uint32_t s = 0; s < steps; ++s) {
-      const std::size_t sb = b16 + s * stepUnits, se = min(e16, sb + stepUnits);
+    for (std::uint32_t s = 0; s < cut.steps; ++s) {
       if (t < n && t != me && !*static_cast<volatile bool*>(&failed) &&
           !awaitFlag(a, flagOf(a, me, t), mark + s + 1, t))
         *static_cast<volatile bool*>(&failed) = true;
       roleBarrier(2);
-      receive<T, U>(a, sb * kScale, se * kScale, parity, t);
-      if (last && s + 1 == steps) receive<T, T>(a, tail, a.len, parity, t);
+      receive<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
+      if (cut.last && s + 1 == cut.steps) receive<T, T>(a, cut.tail, a.len, parity, t);
       if (reducesForRoot) {
         roleBarrier(2);
         if (t == 0) publish(flagOf(a, root, me), mark + s + 1);
@@ -129,21 +120,12 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
   endOperation(a);
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; }
-
 struct LaunchRelay {
   const OneShotArgs& a;
   cudaStream_t stream;
   template <class T>
   cudaError_t operator()() const {
-    // The one-shot kernel's grid and steps (one_shot_kernels.cu).
-    const int most = a.maxBlocks > 0 ? std::min(a.maxBlocks, kMaxOneShotBlocks) : 132;
-    const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / 4096, 1, most));
-    OneShotArgs args = a;
-    if (args.stepBytes == 0) args.stepBytes = kDefaultRelayStepBytes;
-    const bool vectors = aligned16(a.in) && aligned16(a.out) && (a.inStride * sizeof(T)) % 16 == 0 &&
-                         (a.outStride * sizeof(T)) % 16 == 0 && a.slotBytes % 16 == 0;
-    return launchOneShotKernel(vectors ? relay<T, true> : relay<T, false>, args, blocks, stream);
+    return launchRegular<T>(relay<T, true>, relay<T, false>, a, kDefaultRelayStepBytes, stream);
   }
 };
 
