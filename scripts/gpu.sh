@@ -12,6 +12,7 @@
 #            without P2P against CUDA's own staging and NCCL
 #     tune   every algorithm of every operation forced over 64 KiB to --max in graphs, timing
 #            only, two passes in turn, beside the table's choice: the data behind the table
+#            (with --procs P: P processes, the algorithms that go through the scratch)
 #     procs  one process per rank (RankCommunicator): its GPU tests, then every collective by
 #            coll --procs P (default one per GPU, 2 on one GPU, which the ranks then share)
 #            against NCCL in the same shape, eager and in CUDA graphs, 8 B to --max
@@ -125,23 +126,35 @@ run_coll() {
   done
 }
 
+# With --procs, one process per rank and the algorithms that reach the peers through the scratch.
 run_tune() {
-  local op algo pass algos
+  local op algo pass algos shape=(-g "$n")
+  [ -n "$procs" ] && shape=(--procs "$procs")
   for pass in 1 2; do
     for op in $ops; do
-      case $op in
-        all_reduce) algos="table oneshot twoshot pull split ce" ;;
-        reduce_scatter) algos="table oneshot pull split ce" ;;
-        reduce) algos="table oneshot pull split chain ce" ;;
-        all_gather) algos="table oneshot split ce" ;;
-        broadcast) algos="table oneshot split chain ce" ;;
-        *) algos="table oneshot ce" ;;
-      esac
-      [ "$n" -gt 2 ] && [ "$op" != alltoall ] && algos="$algos ring"
+      if [ -n "$procs" ]; then
+        case $op in
+          all_reduce) algos="table oneshot twoshot ce" ;;
+          reduce_scatter) algos="table oneshot ce" ;;
+          reduce) algos="table oneshot chain relay ce" ;;
+          broadcast) algos="table oneshot chain relay" ;;
+          *) algos="table oneshot" ;;
+        esac
+      else
+        case $op in
+          all_reduce) algos="table oneshot twoshot pull split ce" ;;
+          reduce_scatter) algos="table oneshot pull split ce" ;;
+          reduce) algos="table oneshot pull split chain relay ce" ;;
+          all_gather) algos="table oneshot split ce" ;;
+          broadcast) algos="table oneshot split chain relay ce" ;;
+          *) algos="table oneshot ce" ;;
+        esac
+        [ "$n" -gt 2 ] && [ "$op" != alltoall ] && algos="$algos ring"
+      fi
       for algo in $algos; do
         local force=()
         [ $algo = table ] || force=(GPUPEER_ALGO=$algo)
-        record "$op-$algo-$pass" "${force[@]}" "$g" coll $op -b 64K -e "$max" -f 4 -g "$n" -G 10 -c 0
+        record "$op-$algo-$pass" "${force[@]}" "$g" coll $op -b 64K -e "$max" -f 4 "${shape[@]}" -G 10 -c 0
       done
     done
   done
@@ -178,7 +191,7 @@ case $suite in
   tests) about="The GPU tests, nvidia-smi's topology beside gpupeer snapshot, topo and check, the doctor three ways, explain and the bad-input cases." ;;
   bench) about="Every bench testcase on every pair, size sweeps for GPUs 0 and $last, the copy API's paths and the host-cost micro-benchmarks." ;;
   coll) about="Every collective by the algorithm table against NCCL in one process on $n GPUs, 8 B-$max, eager and in CUDA graphs, results checked." ;;
-  tune) about="Every algorithm each operation can take, forced in CUDA graphs on $n GPUs beside the table's choice, 64 KiB-$max, timing only, two passes." ;;
+  tune) about="Every algorithm each operation can take, forced in CUDA graphs on $n GPUs${procs:+ in $procs processes} beside the table's choice, 64 KiB-$max, timing only, two passes." ;;
   procs) about="One process per rank: the multi-process GPU tests and every collective by coll --procs against NCCL, 8 B-$max, eager and in graphs." ;;
   sanitize) about="The GPU tests on $n GPUs under compute-sanitizer memcheck, racecheck and synccheck." ;;
 esac

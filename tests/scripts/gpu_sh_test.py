@@ -90,10 +90,21 @@ class GpuSh(unittest.TestCase):
     def test_tune_forces_every_algorithm_twice(self):
         out = self.run_suite("tune", "--ops", "reduce")
         logs = sorted(n for n in os.listdir(out) if n.endswith(".log"))
-        algos = ["ce", "chain", "oneshot", "pull", "split", "table"]
+        algos = ["ce", "chain", "oneshot", "pull", "relay", "split", "table"]
         self.assertEqual(logs, sorted(f"reduce-{a}-{p}.log" for a in algos for p in (1, 2)))
         self.assertIn("GPUPEER_ALGO=chain", self.read(out, "reduce-chain-1.log").splitlines()[0])
         self.assertNotIn("GPUPEER_ALGO", self.read(out, "reduce-table-2.log").splitlines()[0])
+
+    def test_tune_across_processes_forces_what_the_scratch_serves(self):
+        out = self.run_suite("tune", "--ops", "broadcast", "--procs", "2")
+        logs = sorted(n for n in os.listdir(out) if n.endswith(".log"))
+        algos = ["chain", "oneshot", "relay", "table"]
+        self.assertEqual(logs, sorted(f"broadcast-{a}-{p}.log" for a in algos for p in (1, 2)))
+        first = self.read(out, "broadcast-relay-1.log").splitlines()[0]
+        self.assertIn("GPUPEER_ALGO=relay", first)
+        self.assertIn("--procs 2", first)
+        self.assertNotIn(" -g ", first)
+        self.assertIn("in 2 processes", json.loads(self.read(out, "meta.json"))["about"])
 
     def test_tests_and_bench_run_their_steps(self):
         out = self.run_suite("tests")
