@@ -200,12 +200,16 @@ Result<CommunicatorOptions> CommunicatorOptions::fromEnvironment() {
 
 RankTuning rankTuningOf(const CommunicatorOptions& o) {
   RankTuning values;
-  for (const TuningVariable& v : kVariables)
-    if (v.perRankToo) {
-      // Exact numbers, so that two values never read alike; a field at its rule says so.
-      const std::size_t value = isNumeric(v) ? valueOf(v, o) : 0;
-      values[v.name] = !isNumeric(v) ? v.show(o) : value == v.rule ? "not set" : std::to_string(value);
+  for (const TuningVariable& v : kVariables) {
+    if (!v.perRankToo) continue;
+    if (!isNumeric(v)) {
+      values[v.name] = v.show(o);
+      continue;
     }
+    // Exact numbers, so that two values never read alike; a field at its rule says so.
+    const std::size_t value = valueOf(v, o);
+    values[v.name] = value == v.rule ? "not set" : std::to_string(value);
+  }
   return values;
 }
 
