@@ -128,11 +128,22 @@ Status validateRequest(const Communicator::Impl& c, CollRequest& q) {
   return Status::ok();
 }
 
-namespace {
+WholeUnitParts wholeUnitParts(std::size_t count, DataType type, int parts) {
+  const std::size_t es = dataTypeSize(type), unit = es < 16 ? 16 / es : 1;
+  const std::size_t part = count / parts / unit * unit;
+  return {part, count - part * parts};
+}
 
-Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo);
-
-}  // namespace
+CollRequest elementsFrom(const Communicator::Impl& c, const CollRequest& q, std::size_t first, std::size_t count) {
+  const std::size_t at = first * dataTypeSize(q.type);
+  CollRequest from = q;
+  from.count = count;
+  for (int r : c.local) {
+    from.send[r] = q.send[r] ? static_cast<const char*>(q.send[r]) + at : nullptr;
+    from.recv[r] = q.recv[r] ? static_cast<char*>(q.recv[r]) + at : nullptr;
+  }
+  return from;
+}
 
 Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
@@ -140,19 +151,16 @@ Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
   // so the halves move 16-byte vectors and lines. A share of any count put every share but
   // the first off that alignment, element by element (4x H200, bf16 all-reduce of 3 MiB +
   // 24 B across processes: 39 us, NCCL 32). The few elements left go to the tail.
-  const std::size_t es = dataTypeSize(q.type), unit = es < 16 ? 16 / es : 1;
-  const std::size_t share = q.count / n / unit * unit, rest = q.count - share * n;
-  CollRequest scatter = q, gather = q, tail = q;
+  const std::size_t es = dataTypeSize(q.type);
+  const auto [share, rest] = wholeUnitParts(q.count, q.type, n);
+  CollRequest scatter = q, gather = q;
   scatter.op = CollOp::kReduceScatter;
   gather.op = CollOp::kAllGather;
   scatter.count = gather.count = share;
-  tail.count = rest;
   for (int r : c.local) {
     void* mine = static_cast<char*>(q.recv[r]) + r * share * es;
     scatter.recv[r] = mine;
     gather.send[r] = mine;
-    tail.send[r] = static_cast<const char*>(q.send[r]) + n * share * es;
-    tail.recv[r] = static_cast<char*>(q.recv[r]) + n * share * es;
   }
   for (const CollRequest* part : {&scatter, &gather}) {
     if (!share) break;
@@ -160,14 +168,12 @@ Status runTwoShot(Communicator::Impl& c, const CollRequest& q) {
         chooseAlgorithm(part->op, collectiveBytes(part->op, share, q.type, n), n, c.p2p, "", algorithmTable(),
                         q.peersCanRead, false, q.peersCanRead && q.peersCanWrite, c.allRanksLocal());
     if (!algo.isOk()) return algo.status();
-    GPUPEER_RETURN_IF_ERROR(runChecked(c, *part, algo.value()));
+    GPUPEER_RETURN_IF_ERROR(runAlgorithm(c, *part, algo.value()));
   }
-  return rest ? runOneShot(c, tail) : Status::ok();
+  return rest ? runOneShot(c, elementsFrom(c, q, n * share, rest)) : Status::ok();
 }
 
-namespace {
-
-Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
+Status runAlgorithm(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
   switch (algo) {
     case CollAlgo::kOneShot: return runOneShot(c, q);
     case CollAlgo::kCopyEngine: return runCopyEngine(c, q);
@@ -180,8 +186,6 @@ Status runChecked(Communicator::Impl& c, const CollRequest& q, CollAlgo algo) {
   }
   return GPUPEER_ERROR(ErrorCode::kInternal, "unknown algorithm");
 }
-
-}  // namespace
 
 Status Communicator::run(CollOp op, const std::vector<const void*>& send, const std::vector<void*>& recv,
                          std::size_t count, DataType type, RedOp redop, int root,
@@ -218,7 +222,7 @@ Status Communicator::run(CollOp op, const std::vector<const void*>& send, const 
                   dataTypeName(type), collAlgoName(chosen));
   int previous = 0;
   cudaGetDevice(&previous);
-  Status st = runChecked(*impl_, q, chosen);
+  Status st = runAlgorithm(*impl_, q, chosen);
   cudaSetDevice(previous);
   return st;
 }

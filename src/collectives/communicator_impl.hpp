@@ -155,6 +155,19 @@ Status endSideStreams(Communicator::Impl& c, const CollRequest& q, bool awaitPee
 Status copyBetween(Communicator::Impl& c, int from, int to, void* dst, const void* src, std::size_t bytes,
                    cudaStream_t stream);
 
+/// Runs a checked request by `algo`: both communicators' dispatch (a rank in its own process
+/// gets only the algorithms through the scratch from chooseAlgorithm).
+Status runAlgorithm(Communicator::Impl& c, const CollRequest& q, CollAlgo algo);
+/// `count` elements of `type` cut into `parts` parts of whole 16-byte units (each part then
+/// starts as aligned as the buffer, and moves as vectors where it is), and the elements left.
+struct WholeUnitParts {
+  std::size_t part, rest;
+};
+WholeUnitParts wholeUnitParts(std::size_t count, DataType type, int parts);
+/// `q` narrowed to `count` elements from element `first` of every local rank's buffers (a
+/// null buffer stays null).
+CollRequest elementsFrom(const Communicator::Impl& c, const CollRequest& q, std::size_t first, std::size_t count);
+
 Status runOneShot(Communicator::Impl& c, const CollRequest& q);
 /// All-reduce as a reduce-scatter into each rank's share of the output, then an all-gather of
 /// it in place, each by the algorithm its own size calls for (through the scratch alone where

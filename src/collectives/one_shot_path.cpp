@@ -283,10 +283,8 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
 
 Status runRelay(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
-  const std::size_t es = dataTypeSize(q.type), unit = es < 16 ? 16 / es : 1;
-  // Parts of whole 16-byte units, so that every part of an aligned buffer moves as vectors.
-  const std::size_t part = q.count / (n - 1) / unit * unit, rest = q.count - part * (n - 1);
-  const std::size_t slotElements = c.options.oneShotSlotBytes / es;
+  const auto [part, rest] = wholeUnitParts(q.count, q.type, n - 1);
+  const std::size_t slotElements = c.options.oneShotSlotBytes / dataTypeSize(q.type);
   const bool broadcast = q.op == CollOp::kBroadcast;
   for (std::size_t done = 0; done < part; done += slotElements) {
     std::array<OneShotArgs, kMaxCommRanks> args;
@@ -300,14 +298,7 @@ Status runRelay(Communicator::Impl& c, const CollRequest& q) {
     }
     GPUPEER_RETURN_IF_ERROR(launchAll(c, q, args.data(), launchRelay));
   }
-  if (rest == 0) return Status::ok();
-  CollRequest tail = q;
-  tail.count = rest;
-  for (int r : c.local) {
-    tail.send[r] = q.send[r] ? static_cast<const char*>(q.send[r]) + (n - 1) * part * es : nullptr;
-    tail.recv[r] = q.recv[r] ? static_cast<char*>(q.recv[r]) + (n - 1) * part * es : nullptr;
-  }
-  return runOneShot(c, tail);
+  return rest ? runOneShot(c, elementsFrom(c, q, (n - 1) * part, rest)) : Status::ok();
 }
 
 }  // namespace gpupeer

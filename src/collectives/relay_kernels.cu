@@ -25,16 +25,16 @@ constexpr std::size_t kDefaultRelayStepBytes = 16u << 10;
 // Rank r's part (r is not the root): parts follow the root in rank order.
 __device__ __forceinline__ int partOf(const OneShotArgs& a, int r) { return (r - a.root - 1 + a.ranks) % a.ranks; }
 
-// Units [b, e) of this step as a sender. A broadcast's root sends each rank its part; the
-// other ranks pass their part, once it is in their slot for the root, to every rank but the
-// root. In a reduce every rank sends each other non-root rank that rank's part of its input.
+// Units [b, e) of this step as a sender, into every rank but the root (a reduce's results reach
+// the root from the receiving role). A broadcast's root sends each rank its part; the other
+// ranks pass their part on, once it is in their slot for the root. In a reduce every rank sends
+// each other non-root rank that rank's part of its input. `relaying`: a broadcast's non-root.
 template <class T, class U>
-__device__ void send(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
+__device__ void send(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t, bool relaying) {
   const int me = a.rank;
-  const bool relaying = a.op == CollOp::kBroadcast && me != a.root;
   for (int k = 1; k < a.ranks; ++k) {
     const int d = (me + k) % a.ranks;  // staggered, as the one-shot kernel's pushes
-    if (d == a.root && (relaying || a.op == CollOp::kReduce)) continue;
+    if (d == a.root) continue;
     U* to = reinterpret_cast<U*>(slot<T>(a, d, parity, me));
     const U* from =
         relaying ? reinterpret_cast<const U*>(slot<T>(a, me, parity, a.root)) : inChunk<T, U>(a, partOf(a, d));
@@ -96,8 +96,8 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
           *static_cast<volatile bool*>(&failed) = true;
         roleBarrier(1);
       }
-      send<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
-      if (cut.last && s + 1 == cut.steps) send<T, T>(a, cut.tail, a.len, parity, t);
+      send<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t, relaying);
+      if (cut.last && s + 1 == cut.steps) send<T, T>(a, cut.tail, a.len, parity, t, relaying);
       roleBarrier(1);
       if (t < n && t != me && !(reducesForRoot && t == root)) publish(flagOf(a, t, me), mark + s + 1);
     }

@@ -199,11 +199,7 @@ Status runCollective(RankCommunicator::Impl& c, CollOp op, const void* send, voi
     registered.table = static_cast<const RegisteredBuffer*>(c.registeredTable.get());
     return runPull(c.core, q, *direct == CollAlgo::kSplit, &registered);
   }
-  if (algo == CollAlgo::kTwoShot) return runTwoShot(c.core, q);
-  if (algo == CollAlgo::kChain) return runChain(c.core, q);
-  if (algo == CollAlgo::kRelay) return runRelay(c.core, q);
-  if (algo == CollAlgo::kCopyEngine) return runCopyEngine(c.core, q);
-  if (n > 1) return runOneShot(c.core, q);
+  if (n > 1) return runAlgorithm(c.core, q, algo);
   // One rank: the result is the input (all-gather's and alltoall's single chunk too).
   if (q.recv[0] != q.send[0])
     GPUPEER_CUDA_CHECK(
