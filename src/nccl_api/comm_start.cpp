@@ -1,13 +1,17 @@
 #include "nccl_api/comm_start.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/host_identity.hpp"
+#include "cuda/device_guard.hpp"
 #include "nccl_api/debug_log.hpp"
 #include "nccl_api/nccl_exchange.hpp"
 #include "nccl_api/real_nccl.hpp"
@@ -57,6 +61,82 @@ bool everyRankStarted(CommState& s, bool started, std::string& why) {
   return started;
 }
 
+// The rank, size and GPU NCCL gave the communicator; false (and `why`) where NCCL does not say.
+bool readIdentity(CommState& s) {
+  const RealNccl& real = realNccl();
+  if (real.ncclCommUserRank(s.real, &s.rank) == ncclSuccess && real.ncclCommCount(s.real, &s.ranks) == ncclSuccess &&
+      real.ncclCommCuDevice(s.real, &s.device) == ncclSuccess)
+    return true;
+  s.why = "NCCL did not say the communicator's rank, size or GPU";
+  return false;
+}
+
+// Whether `states` are every rank of one communicator, once each, on GPUs of their own.
+bool wholeCommunicator(const std::vector<std::shared_ptr<CommState>>& states) {
+  const int n = static_cast<int>(states.size());
+  std::vector<bool> rankSeen(n, false);
+  std::vector<int> devices;
+  for (const std::shared_ptr<CommState>& s : states) {
+    if (s->ranks != n || s->rank < 0 || s->rank >= n || rankSeen[s->rank]) return false;
+    if (std::find(devices.begin(), devices.end(), s->device) != devices.end()) return false;
+    rankSeen[s->rank] = true;
+    devices.push_back(s->device);
+  }
+  return true;
+}
+
+// gpupeer's one-process communicator for every rank of one communicator, all in `states`; their
+// `why` where it cannot start.
+void startOneProcessSet(const std::vector<std::shared_ptr<CommState>>& states) {
+  const int n = static_cast<int>(states.size());
+  std::string why;
+  if (n > kMaxCommRanks) why = fmt::format("{} ranks (gpupeer joins 2 to {})", n, kMaxCommRanks);
+  std::vector<int> devices(n);
+  for (const std::shared_ptr<CommState>& s : states) {
+    devices[s->rank] = s->device;
+    if (why.empty()) why = localRefusal(*s);
+  }
+  auto set = std::make_shared<OneProcessSet>();
+  set->ranks = n;
+  if (!why.empty()) {
+    for (const std::shared_ptr<CommState>& s : states) s->why = why;
+    logInfo("comm {} ({} ranks in this process): every call to NCCL: {}", fmt::ptr(states.front()->real), n, why);
+    return;
+  }
+  {
+    DeviceGuard guard;  // the communicator's making switches devices; the program's stays
+    Result<std::unique_ptr<Communicator>> made = Communicator::create(devices);
+    if (!made.isOk()) {
+      for (const std::shared_ptr<CommState>& s : states) s->why = made.status().toString();
+      logWarn("comm {} ({} ranks in this process): gpupeer did not start, every call to NCCL: {}",
+              fmt::ptr(states.front()->real), n, made.status().toString());
+      return;
+    }
+    set->comm = std::move(made).value();
+  }
+  for (const std::shared_ptr<CommState>& s : states) s->oneProcess = set;
+  logInfo(
+      "comm {} ({} ranks, all in this process, GPUs {}): gpupeer's one-process communicator started ({}); "
+      "grouped calls of every rank go where route '{}' says",
+      fmt::ptr(states.front()->real), n, fmt::join(devices, ","), set->comm->transport(), routeModeName(routeMode()));
+}
+
+// Takes out of `states` each communicator this process drives every rank of and starts its
+// one-process set (a communicator of one rank is left).
+void startOneProcessSets(std::vector<std::shared_ptr<CommState>>& states) {
+  std::map<std::string, std::vector<std::shared_ptr<CommState>>> byClique;
+  for (const std::shared_ptr<CommState>& s : states)
+    if (!s->clique.empty() && readIdentity(*s) && s->ranks > 1) byClique[s->clique].push_back(s);
+  for (auto& [clique, members] : byClique) {
+    if (!wholeCommunicator(members)) continue;
+    startOneProcessSet(members);
+    std::erase_if(states, [&members](const std::shared_ptr<CommState>& s) {
+      return std::find(members.begin(), members.end(), s) != members.end();
+    });
+    for (std::shared_ptr<CommState>& s : members) addComm(std::move(s));
+  }
+}
+
 }  // namespace
 
 bool blockingComm(const ncclConfig_t* config) {
@@ -65,19 +145,15 @@ bool blockingComm(const ncclConfig_t* config) {
   return env == nullptr || std::atoi(env) != 0;
 }
 
-std::shared_ptr<CommState> newState(ncclComm_t real) {
+std::shared_ptr<CommState> newState(ncclComm_t real, std::string clique) {
   auto state = std::make_shared<CommState>();
   state->real = real;
+  state->clique = std::move(clique);
   return state;
 }
 
 void startGpupeer(CommState& s) {
-  const RealNccl& real = realNccl();
-  if (real.ncclCommUserRank(s.real, &s.rank) != ncclSuccess || real.ncclCommCount(s.real, &s.ranks) != ncclSuccess ||
-      real.ncclCommCuDevice(s.real, &s.device) != ncclSuccess) {
-    s.why = "NCCL did not say the communicator's rank, size or GPU";
-    return;
-  }
+  if (!readIdentity(s)) return;
   // Decided alike on every rank without an exchange: the rank count is the same everywhere.
   if (s.ranks < 2 || s.ranks > kMaxCommRanks) {
     s.why = fmt::format("{} ranks (gpupeer joins 2 to {})", s.ranks, kMaxCommRanks);
@@ -156,6 +232,8 @@ void startGpupeer(CommState& s) {
 }
 
 void startAndAdd(std::vector<std::shared_ptr<CommState>> states) {
+  startOneProcessSets(states);
+  if (states.empty()) return;
   for (const std::shared_ptr<CommState>& s : states) s->sharesProcess = states.size() > 1;
   if (states.size() == 1) {
     startGpupeer(*states[0]);

@@ -20,11 +20,14 @@ bool blockingComm(const ncclConfig_t* config);
 /// communicator: without gpupeer every call goes to NCCL.
 void startGpupeer(CommState& state);
 
-/// startGpupeer for several communicators of this process at once (one thread each: their
-/// exchanges wait for one another, as ncclCommInitAll's ranks do), then adds them all.
+/// Starts gpupeer beside communicators this process just made, then adds them all. Where they
+/// hold every rank of one communicator (by their clique), gpupeer's one-process communicator
+/// for them all (CommState::oneProcess); the others each get startGpupeer, together (one thread
+/// each: their exchanges wait for one another, as ncclCommInitAll's ranks do).
 void startAndAdd(std::vector<std::shared_ptr<CommState>> states);
 
-/// A state for a communicator NCCL just made (or whose making was started inside a group).
-std::shared_ptr<CommState> newState(ncclComm_t real);
+/// A state for a communicator NCCL just made (or whose making was started inside a group);
+/// `clique` names the communicator it is a rank of, where known (CommState::clique).
+std::shared_ptr<CommState> newState(ncclComm_t real, std::string clique = {});
 
 }  // namespace gpupeer::nccl_api

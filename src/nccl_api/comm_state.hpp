@@ -12,23 +12,39 @@
 #include <memory>
 #include <string>
 
+#include "gpupeer/communicator.hpp"
 #include "gpupeer/rank_communicator.hpp"
 
 namespace gpupeer::nccl_api {
+
+/// Every rank of one communicator, driven by this process (ncclCommInitAll; a group of
+/// ncclCommInitRank with one unique id and every rank): gpupeer's one-process communicator over
+/// their GPUs in rank order, which takes a group's calls of all ranks as one
+/// (one_process_calls.hpp).
+struct OneProcessSet {
+  std::unique_ptr<Communicator> comm;
+  int ranks = 0;
+};
 
 struct CommState {
   ncclComm_t real = nullptr;
   int rank = 0;
   int ranks = 0;
   int device = -1;
-  /// Null where every call of this communicator goes to NCCL; `why` says why.
+  /// Null where every call of this communicator goes to NCCL (unless oneProcess); `why` says why.
   std::unique_ptr<RankCommunicator> gpupeer;
+  /// Where this process drives every rank: the ranks together (gpupeer is then null).
+  std::shared_ptr<OneProcessSet> oneProcess;
+  /// Which communicator the rank belongs to, where known at its making: the unique id of
+  /// ncclCommInitRank, one key per ncclCommInitAll; empty for ncclCommSplit's.
+  std::string clique;
   std::string why;
   /// The exchanges (start-up, registration) run as NCCL all-gathers on this stream.
   cudaStream_t exchangeStream = nullptr;
-  /// Started together with other ranks of this process (ncclCommInitAll, several
-  /// ncclCommInitRank in one group): one thread then drives several GPUs, a shape measured
-  /// slower on gpupeer than on NCCL, so the route table leaves its calls to NCCL.
+  /// Started together with other ranks of this process but not with all of its communicator's
+  /// (several processes of several GPUs each): each rank is then a RankCommunicator driven from
+  /// a thread that drives other GPUs too, a shape measured slower on gpupeer than on NCCL, so the
+  /// route table leaves its calls to NCCL.
   bool sharesProcess = false;
   /// ncclCommGetAsyncError's reading of gpupeer's errors: when it last read, and what (kept
   /// once failed: the kernels' error word stays set).

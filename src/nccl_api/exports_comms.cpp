@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "cuda/device_guard.hpp"
@@ -18,25 +19,29 @@ namespace gn = gpupeer::nccl_api;
 
 namespace {
 
+// The communicator a rank made by ncclCommInitRank belongs to: its unique id.
+std::string cliqueOf(const ncclUniqueId& id) { return std::string(id.internal, sizeof id.internal); }
+
 // After NCCL made `comm` (result r): start gpupeer beside it now, or at the group's end.
-ncclResult_t afterInit(ncclResult_t r, ncclComm_t comm, const ncclConfig_t* config) {
+ncclResult_t afterInit(ncclResult_t r, ncclComm_t comm, const ncclConfig_t* config, std::string clique = {}) {
   if (r != ncclSuccess || comm == nullptr) return r;
   if (!gn::blockingComm(config)) {
     gn::logInfo("comm {}: non-blocking: every call to NCCL", fmt::ptr(comm));
     return r;
   }
   if (gn::inGroup())
-    gn::deferStart(gn::newState(comm));
+    gn::deferStart(gn::newState(comm, std::move(clique)));
   else
-    gn::startAndAdd({gn::newState(comm)});
+    gn::startAndAdd({gn::newState(comm, std::move(clique))});
   return r;
 }
 
 // Waits for this rank's gpupeer work before its memory goes: NCCL's destroy also finishes the
-// communicator's work first.
+// communicator's work first. A rank of a one-process set waits on an abort too: its kernels
+// wait only for ranks whose kernels the same call launched, never for another process.
 void endGpupeer(const std::shared_ptr<gn::CommState>& state, bool abort) {
-  if (state == nullptr || state->gpupeer == nullptr) return;
-  if (abort) {
+  if (state == nullptr || (state->gpupeer == nullptr && state->oneProcess == nullptr)) return;
+  if (abort && state->gpupeer != nullptr) {
     state->gpupeer->abort();
     return;
   }
@@ -55,13 +60,13 @@ extern "C" {
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitRank, comm, nranks, commId, rank);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRank, comm, nranks, commId, rank));
-  return afterInit(r, r == ncclSuccess ? *comm : nullptr, nullptr);
+  return afterInit(r, r == ncclSuccess ? *comm : nullptr, nullptr, cliqueOf(commId));
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitRankConfig, comm, nranks, commId, rank, config);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRankConfig, comm, nranks, commId, rank, config));
-  return afterInit(r, r == ncclSuccess ? *comm : nullptr, config);
+  return afterInit(r, r == ncclSuccess ? *comm : nullptr, config, cliqueOf(commId));
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
@@ -69,8 +74,9 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitAll, comm, ndev, devlist));
   if (r != ncclSuccess || !gn::blockingComm(nullptr)) return r;
   std::vector<std::shared_ptr<gn::CommState>> states;
+  const std::string clique = fmt::format("ncclCommInitAll {}", fmt::ptr(comm[0]));
   for (int i = 0; i < ndev; ++i)
-    if (comm[i] != nullptr) states.push_back(gn::newState(comm[i]));
+    if (comm[i] != nullptr) states.push_back(gn::newState(comm[i], clique));
   if (gn::inGroup()) {
     for (auto& s : states) gn::deferStart(std::move(s));
   } else {

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "nccl_api/debug_log.hpp"
+#include "nccl_api/group_calls.hpp"
+#include "nccl_api/real_nccl.hpp"
 #include "nccl_api/route_table.hpp"
 
 namespace gpupeer::nccl_api {
@@ -75,7 +77,8 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
                                      bool receive) {
   std::shared_ptr<CommState> state = findComm(comm);
   // Empty calls (nccl-tests makes them at sizes below the rank count) are NCCL's no-ops.
-  if (state == nullptr || state->gpupeer == nullptr || count == 0) return std::nullopt;
+  if (state == nullptr || (state->gpupeer == nullptr && state->oneProcess == nullptr) || count == 0)
+    return std::nullopt;
   const bool reduces = collOpReduces(op);
   const bool ordered = reduces && (ncclOp == ncclMax || ncclOp == ncclMin);
   std::optional<DataType> type = gpupeerType(ncclType, ordered);
@@ -86,19 +89,26 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
     return std::nullopt;
   }
   const RouteMode mode = routeMode();
+  const bool oneProcess = state->oneProcess != nullptr;
+  if (oneProcess && !inGroup()) {
+    // One thread cannot wait in one rank's call for its peers' calls it has yet to make.
+    noteRoute(op, bytes, state->ranks, "NCCL",
+              "one process drives every rank: gpupeer takes a call only in a group with every rank's");
+    return std::nullopt;
+  }
   if (mode == RouteMode::kTable && state->sharesProcess) {
     noteRoute(op, bytes, state->ranks, "NCCL",
               "one process drives several GPUs of this communicator: NCCL measured faster");
     return std::nullopt;
   }
-  if (mode == RouteMode::kTable && !measuredFaster(op, bytes, state->ranks)) {
+  if (mode == RouteMode::kTable && !measuredFaster(op, bytes, state->ranks, oneProcess)) {
     noteRoute(op, bytes, state->ranks, "NCCL", "NCCL measured faster at this size and rank count");
     return std::nullopt;
   }
   noteRoute(
       op, bytes, state->ranks, "gpupeer",
       mode == RouteMode::kTable ? "gpupeer measured faster at this size and rank count" : "GPUPEER_NCCL_ROUTE=gpupeer");
-  return GpupeerCall{std::move(state), op, receive, send, recv, count, *type, *redop, root, stream};
+  return GpupeerCall{std::move(state), op, receive, send, recv, count, *type, *redop, root, stream, ncclType, ncclOp};
 }
 
 Status runCall(const GpupeerCall& c) {
@@ -115,6 +125,27 @@ Status runCall(const GpupeerCall& c) {
                        : g.send(c.send, c.count, c.type, c.root, c.stream);
   }
   return GPUPEER_ERROR(ErrorCode::kInternal, "an operation gpupeer does not know");
+}
+
+ncclResult_t forwardCall(const GpupeerCall& c) {
+  ncclComm_t comm = c.state->real;
+  const ncclDataType_t t = c.ncclType;
+  switch (c.op) {
+    case CollOp::kAllReduce:
+      return GPUPEER_REAL_NCCL(ncclAllReduce, c.send, c.recv, c.count, t, c.ncclOp, comm, c.stream);
+    case CollOp::kAllGather: return GPUPEER_REAL_NCCL(ncclAllGather, c.send, c.recv, c.count, t, comm, c.stream);
+    case CollOp::kReduceScatter:
+      return GPUPEER_REAL_NCCL(ncclReduceScatter, c.send, c.recv, c.count, t, c.ncclOp, comm, c.stream);
+    case CollOp::kBroadcast:
+      return GPUPEER_REAL_NCCL(ncclBroadcast, c.send, c.recv, c.count, t, c.root, comm, c.stream);
+    case CollOp::kReduce:
+      return GPUPEER_REAL_NCCL(ncclReduce, c.send, c.recv, c.count, t, c.ncclOp, c.root, comm, c.stream);
+    case CollOp::kAllToAll: return GPUPEER_REAL_NCCL(ncclAlltoAll, c.send, c.recv, c.count, t, comm, c.stream);
+    case CollOp::kSendRecv:
+      return c.receive ? GPUPEER_REAL_NCCL(ncclRecv, c.recv, c.count, t, c.root, comm, c.stream)
+                       : GPUPEER_REAL_NCCL(ncclSend, c.send, c.count, t, c.root, comm, c.stream);
+  }
+  return ncclInternalError;
 }
 
 ncclResult_t failedCall(const Status& status) {

@@ -24,18 +24,27 @@ struct GpupeerCall {
   RedOp redop = RedOp::kSum;
   int root = -1;  ///< the root of a broadcast or reduce; the peer of a send or receive
   cudaStream_t stream = nullptr;
+  /// The program's own type and operator, for NCCL where a one-process set's calls do not pair
+  /// up after all (forwardCall).
+  ncclDataType_t ncclType = ncclFloat32;
+  ncclRedOp_t ncclOp = ncclSum;
 };
 
 /// The call as gpupeer would run it, or nullopt where it goes to NCCL: a communicator without
 /// gpupeer, a type or reduction gpupeer lacks (ncclUint32 min, integer averages, operators made
-/// by ncclRedOpCreatePreMulSum), or a size the route table gives NCCL. `redop` is ignored for
-/// operations without one.
+/// by ncclRedOpCreatePreMulSum), or a size the route table gives NCCL. A rank of a one-process
+/// set gets gpupeer only inside a group, where the group's end pairs it with its peers' calls.
+/// `redop` is ignored for operations without one.
 std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* send, void* recv, std::size_t count,
                                      ncclDataType_t type, ncclRedOp_t redop, int root, cudaStream_t stream,
                                      bool receive = false);
 
-/// Enqueues the call on its stream (a send or receive alone, as a group of one).
+/// Enqueues the call on its stream (a send or receive alone, as a group of one). Not for a rank
+/// of a one-process set, whose calls run paired (group_calls.cpp).
 Status runCall(const GpupeerCall& call);
+
+/// Makes the call with the real NCCL, with the program's arguments.
+ncclResult_t forwardCall(const GpupeerCall& call);
 
 /// NCCL's code for a gpupeer failure; the message is logged and kept for ncclGetLastError.
 ncclResult_t failedCall(const Status& status);

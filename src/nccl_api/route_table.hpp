@@ -17,7 +17,8 @@ enum class RouteMode { kTable, kGpupeer, kNccl };
 RouteMode routeMode();
 const char* routeModeName(RouteMode mode);
 
-/// One operation on one rank count: the sizes measured with both and where gpupeer was faster.
+/// One operation on one rank count in one shape: the sizes measured with both and where gpupeer
+/// was faster.
 struct MeasuredPoint {
   std::size_t bytes;
   bool gpupeerFaster;
@@ -25,6 +26,9 @@ struct MeasuredPoint {
 struct MeasuredCurve {
   CollOp op;
   int ranks;
+  /// One process drives every rank (nccl-tests' -g N, a group of every rank's call), not one
+  /// process per rank.
+  bool oneProcess;
   std::vector<MeasuredPoint> points;  ///< by size
 };
 
@@ -32,11 +36,13 @@ struct MeasuredCurve {
 const std::vector<MeasuredCurve>& keptMeasurements();
 
 /// Whether `curves` say gpupeer is faster for `op` of `bytes` (nccl-tests' size) on `ranks`
-/// ranks: at the nearest measured sizes on both sides (below the smallest measured size, the
-/// smallest's answer; above the largest, NCCL; a rank count never measured, NCCL).
-bool measuredFasterIn(const std::vector<MeasuredCurve>& curves, CollOp op, std::size_t bytes, int ranks);
+/// ranks in that shape: at the nearest measured sizes on both sides (below the smallest measured
+/// size, the smallest's answer; above the largest, NCCL; a rank count or shape never measured,
+/// NCCL).
+bool measuredFasterIn(const std::vector<MeasuredCurve>& curves, CollOp op, std::size_t bytes, int ranks,
+                      bool oneProcess);
 
 /// measuredFasterIn the kept measurements.
-bool measuredFaster(CollOp op, std::size_t bytes, int ranks);
+bool measuredFaster(CollOp op, std::size_t bytes, int ranks, bool oneProcess);
 
 }  // namespace gpupeer::nccl_api

@@ -1,5 +1,6 @@
 // An NCCL program that knows nothing of gpupeer, for the GPU tests of libgpupeer_nccl.so: one
-// process per rank (forked here), every collective and send/recv at sizes from 8 B to
+// process per rank (forked here; or with --one-process, one thread driving every rank through
+// groups, as nccl-tests' -g N does), every collective and send/recv at sizes from 8 B to
 // --max-bytes plus odd ones, eager and captured in a CUDA graph, a group mixing collectives and
 // sends, and a communicator made by ncclCommSplit; each result checked element by element
 // against the value it must have. Run it as is (NCCL alone) or with LD_PRELOAD naming
@@ -25,6 +26,7 @@ struct Options {
   std::size_t maxBytes = 256u << 20;
   std::string only;  ///< one operation's name (opName), to repeat it
   int repeat = 1;
+  bool oneProcess = false;  ///< one process drives every rank (ncclCommInitAll)
 };
 
 struct Tally {
@@ -64,26 +66,25 @@ const char* opName(Op op) {
 
 class Rank {
  public:
-  Rank(int rank, int ranks, ncclComm_t comm, cudaStream_t stream)
-      : rank(rank), ranks(ranks), comm_(comm), stream_(stream) {}
+  Rank(int rank, int ranks, ncclComm_t comm, cudaStream_t stream, int device)
+      : rank(rank), ranks(ranks), comm_(comm), stream_(stream), device_(device) {}
+
+  // One call's buffers: the input filled, the output NaN.
+  struct Call {
+    Op op;
+    std::size_t count;
+    int root;
+    std::size_t out;
+    float* send;
+    float* recv;
+  };
 
   // One call of `op` with `count` elements (NCCL's count argument), eager or in a graph.
   void run(Op op, std::size_t count, bool graph, int root) {
-    const std::size_t in = (op == Op::kReduceScatter || op == Op::kAllToAll) ? count * ranks : count;
-    const std::size_t out = (op == Op::kAllGather || op == Op::kAllToAll) ? count * ranks : count;
-    std::vector<float> host(in);
-    for (std::size_t i = 0; i < in; ++i) host[i] = value(rank, i);
-    float *send = nullptr, *recv = nullptr;
-    CHECK_CUDA(cudaMalloc(&send, in * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&recv, out * sizeof(float)));
-    CHECK_CUDA(cudaMemcpy(send, host.data(), in * sizeof(float), cudaMemcpyHostToDevice));
-    // NaN: an element not written is wrong. On the operation's stream and waited for: the stream
-    // is non-blocking, so a plain cudaMemset (legacy stream) would not be ordered before it.
-    CHECK_CUDA(cudaMemsetAsync(recv, 0xff, out * sizeof(float), stream_));
-    CHECK_CUDA(cudaStreamSynchronize(stream_));
+    Call c = prepare(op, count, root);
     cudaGraph_t g = nullptr;
     if (graph) CHECK_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    enqueue(op, send, recv, count, root);
+    enqueue(c);
     if (graph) {
       CHECK_CUDA(cudaStreamEndCapture(stream_, &g));
       cudaGraphExec_t exec = nullptr;
@@ -93,14 +94,37 @@ class Rank {
       cudaGraphExecDestroy(exec);
       cudaGraphDestroy(g);
     }
+    check(c, graph ? "graph" : "eager");
+  }
+
+  Call prepare(Op op, std::size_t count, int root) {
+    CHECK_CUDA(cudaSetDevice(device_));
+    const std::size_t in = (op == Op::kReduceScatter || op == Op::kAllToAll) ? count * ranks : count;
+    const std::size_t out = (op == Op::kAllGather || op == Op::kAllToAll) ? count * ranks : count;
+    std::vector<float> host(in);
+    for (std::size_t i = 0; i < in; ++i) host[i] = value(rank, i);
+    Call c{op, count, root, out, nullptr, nullptr};
+    CHECK_CUDA(cudaMalloc(&c.send, in * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&c.recv, out * sizeof(float)));
+    CHECK_CUDA(cudaMemcpy(c.send, host.data(), in * sizeof(float), cudaMemcpyHostToDevice));
+    // NaN: an element not written is wrong. On the operation's stream and waited for: the stream
+    // is non-blocking, so a plain cudaMemset (legacy stream) would not be ordered before it.
+    CHECK_CUDA(cudaMemsetAsync(c.recv, 0xff, out * sizeof(float), stream_));
     CHECK_CUDA(cudaStreamSynchronize(stream_));
-    std::vector<float> got(out);
-    CHECK_CUDA(cudaMemcpy(got.data(), recv, out * sizeof(float), cudaMemcpyDeviceToHost));
+    return c;
+  }
+
+  // Waits for the call, compares every element and frees the buffers.
+  void check(const Call& c, const char* mode) {
+    CHECK_CUDA(cudaSetDevice(device_));
+    CHECK_CUDA(cudaStreamSynchronize(stream_));
+    std::vector<float> got(c.out);
+    CHECK_CUDA(cudaMemcpy(got.data(), c.recv, c.out * sizeof(float), cudaMemcpyDeviceToHost));
     long wrong = 0;
-    std::size_t first = out;
-    if (op != Op::kReduce || rank == root)
-      for (std::size_t i = 0; i < out; ++i)
-        if (got[i] != expected(op, count, root, i)) {
+    std::size_t first = c.out;
+    if (c.op != Op::kReduce || rank == c.root)
+      for (std::size_t i = 0; i < c.out; ++i)
+        if (got[i] != expected(c.op, c.count, c.root, i)) {
           ++wrong;
           first = std::min(first, i);
         }
@@ -108,34 +132,58 @@ class Rank {
     tally.wrong += wrong;
     if (wrong > 0)
       std::fprintf(stderr, "rank %d: %s of %zu elements (%s, root %d): %ld wrong, the first at %zu: %g, not %g\n", rank,
-                   opName(op), count, graph ? "graph" : "eager", root, wrong, first, static_cast<double>(got[first]),
-                   static_cast<double>(expected(op, count, root, first)));
-    cudaFree(send);
-    cudaFree(recv);
+                   opName(c.op), c.count, mode, c.root, wrong, first, static_cast<double>(got[first]),
+                   static_cast<double>(expected(c.op, c.count, c.root, first)));
+    cudaFree(c.send);
+    cudaFree(c.recv);
   }
+
+  void enqueue(const Call& c) { enqueue(c.op, c.send, c.recv, c.count, c.root); }
 
   // A group with a small all-reduce, a ring of sends and receives and an all-gather, checked.
   void mixedGroup(std::size_t count) {
-    float *a = nullptr, *s = nullptr, *r = nullptr, *g = nullptr;
-    CHECK_CUDA(cudaMalloc(&a, 64 * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&s, count * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&r, count * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&g, count * ranks * sizeof(float)));
+    Mixed m = prepareMixed(count);
+    CHECK_NCCL(ncclGroupStart());
+    enqueueMixed(m);
+    CHECK_NCCL(ncclGroupEnd());
+    checkMixed(m);
+  }
+
+  struct Mixed {
+    std::size_t count;
+    float *a, *s, *r, *g;
+  };
+
+  Mixed prepareMixed(std::size_t count) {
+    CHECK_CUDA(cudaSetDevice(device_));
+    Mixed m{count, nullptr, nullptr, nullptr, nullptr};
+    CHECK_CUDA(cudaMalloc(&m.a, 64 * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&m.s, count * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&m.r, count * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&m.g, count * ranks * sizeof(float)));
     std::vector<float> host(std::max<std::size_t>(count, 64));
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = value(rank, i);
-    CHECK_CUDA(cudaMemcpy(a, host.data(), 64 * sizeof(float), cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy(s, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-    CHECK_NCCL(ncclGroupStart());
-    CHECK_NCCL(ncclAllReduce(a, a, 64, ncclFloat32, ncclSum, comm_, stream_));
-    CHECK_NCCL(ncclSend(s, count, ncclFloat32, (rank + 1) % ranks, comm_, stream_));
-    CHECK_NCCL(ncclRecv(r, count, ncclFloat32, (rank + ranks - 1) % ranks, comm_, stream_));
-    CHECK_NCCL(ncclAllGather(s, g, count, ncclFloat32, comm_, stream_));
-    CHECK_NCCL(ncclGroupEnd());
+    CHECK_CUDA(cudaMemcpy(m.a, host.data(), 64 * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(m.s, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    return m;
+  }
+
+  // Inside the caller's group.
+  void enqueueMixed(const Mixed& m) {
+    CHECK_NCCL(ncclAllReduce(m.a, m.a, 64, ncclFloat32, ncclSum, comm_, stream_));
+    CHECK_NCCL(ncclSend(m.s, m.count, ncclFloat32, (rank + 1) % ranks, comm_, stream_));
+    CHECK_NCCL(ncclRecv(m.r, m.count, ncclFloat32, (rank + ranks - 1) % ranks, comm_, stream_));
+    CHECK_NCCL(ncclAllGather(m.s, m.g, m.count, ncclFloat32, comm_, stream_));
+  }
+
+  void checkMixed(const Mixed& m) {
+    CHECK_CUDA(cudaSetDevice(device_));
     CHECK_CUDA(cudaStreamSynchronize(stream_));
+    const std::size_t count = m.count;
     std::vector<float> ga(64), gr(count), gg(count * ranks);
-    CHECK_CUDA(cudaMemcpy(ga.data(), a, ga.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(gr.data(), r, gr.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(gg.data(), g, gg.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(ga.data(), m.a, ga.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(gr.data(), m.r, gr.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(gg.data(), m.g, gg.size() * sizeof(float), cudaMemcpyDeviceToHost));
     long wrong = 0;
     for (std::size_t i = 0; i < 64; ++i) wrong += ga[i] != expected(Op::kAllReduce, 64, 0, i);
     for (std::size_t i = 0; i < count; ++i) wrong += gr[i] != expected(Op::kSendRecv, count, 0, i);
@@ -143,11 +191,14 @@ class Rank {
     tally.checks += 3;
     tally.wrong += wrong;
     if (wrong > 0) std::fprintf(stderr, "rank %d: mixed group of %zu elements: %ld wrong\n", rank, count, wrong);
-    cudaFree(a);
-    cudaFree(s);
-    cudaFree(r);
-    cudaFree(g);
+    cudaFree(m.a);
+    cudaFree(m.s);
+    cudaFree(m.r);
+    cudaFree(m.g);
   }
+
+  cudaStream_t stream() const { return stream_; }
+  int device() const { return device_; }
 
   int rank;
   int ranks;
@@ -193,6 +244,7 @@ class Rank {
 
   ncclComm_t comm_;
   cudaStream_t stream_;
+  int device_;
 };
 
 // nccl-tests' sizes (the buffer every rank ends with), by powers of 4 and odd ones.
@@ -204,24 +256,43 @@ std::vector<std::size_t> sizes(std::size_t maxBytes) {
   return all;
 }
 
-// Every check of one rank, its failures counted in r.tally.
-void run(Rank& r, const Options& o, ncclComm_t comm, cudaStream_t stream) {
-  const int rank = r.rank;
-  Tally& tally = r.tally;
+// How a check's calls run: eager, in a CUDA graph per stream (per rank), or, where one process
+// drives every rank, in one graph over all ranks' streams.
+enum class Mode { kEager, kGraph, kOneGraph };
+const char* modeName(Mode m) { return m == Mode::kEager ? "eager" : m == Mode::kGraph ? "graph" : "one graph"; }
+
+struct Check {
+  Op op;
+  std::size_t count;
+  Mode mode;
+  int root;
+};
+
+// Every operation at every size in each of `modes`, roots taking turns.
+std::vector<Check> checks(const Options& o, const std::vector<Mode>& modes) {
   const Op ops[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast,
                     Op::kReduce,    Op::kAllToAll,  Op::kSendRecv};
+  std::vector<Check> all;
   int call = 0;
   for (int round = 0; round < o.repeat; ++round)
     for (std::size_t bytes : sizes(o.maxBytes))
       for (Op op : ops)
-        for (bool graph : {false, true}) {
+        for (Mode mode : modes) {
           if (!o.only.empty() && o.only != opName(op)) continue;
           // The size counts the buffer every rank ends with; NCCL's count is per rank for some.
           std::size_t count = bytes / sizeof(float);
           if (op == Op::kAllGather || op == Op::kReduceScatter || op == Op::kAllToAll) count /= o.ranks;
           if (count == 0) continue;
-          r.run(op, count, graph, call++ % o.ranks);
+          all.push_back({op, count, mode, call++ % o.ranks});
         }
+  return all;
+}
+
+// Every check of one rank, its failures counted in r.tally.
+void run(Rank& r, const Options& o, ncclComm_t comm, cudaStream_t stream) {
+  const int rank = r.rank;
+  Tally& tally = r.tally;
+  for (const Check& c : checks(o, {Mode::kEager, Mode::kGraph})) r.run(c.op, c.count, c.mode == Mode::kGraph, c.root);
   for (std::size_t count : {16ul, 4096ul, 1ul << 20}) r.mixedGroup(count);
   // A communicator made by splitting: even and odd ranks.
   ncclComm_t half = nullptr;
@@ -230,7 +301,7 @@ void run(Rank& r, const Options& o, ncclComm_t comm, cudaStream_t stream) {
     int halfRanks = 0, halfRank = 0;
     CHECK_NCCL(ncclCommCount(half, &halfRanks));
     CHECK_NCCL(ncclCommUserRank(half, &halfRank));
-    Rank h(halfRank, halfRanks, half, stream);
+    Rank h(halfRank, halfRanks, half, stream, r.device());
     for (std::size_t count : {4ul, 4096ul, 1ul << 22}) h.run(Op::kAllReduce, count, false, 0);
     tally.checks += h.tally.checks;
     tally.wrong += h.tally.wrong;
@@ -253,12 +324,109 @@ int runRank(int rank, const Options& o, const ncclUniqueId& id) {
   if (tally.failedCalls > 0) return 1;
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  Rank r(rank, o.ranks, comm, stream);
+  Rank r(rank, o.ranks, comm, stream, rank % devices);
   run(r, o, comm, stream);
   r.tally.failedCalls += tally.failedCalls;
   std::printf("rank %d of %d: %ld checks, %ld wrong, %ld failed calls\n", rank, o.ranks, r.tally.checks, r.tally.wrong,
               r.tally.failedCalls);
   return r.tally.wrong == 0 && r.tally.failedCalls == 0 ? 0 : 1;
+}
+
+// The calls of `check` on every rank in one group, in its mode.
+void runTogether(std::vector<Rank>& ranks, const Check& check, std::vector<cudaEvent_t>& events) {
+  const int rank = 0;  // for CHECK_NCCL's and CHECK_CUDA's messages
+  Tally& tally = ranks[0].tally;
+  std::vector<Rank::Call> calls;
+  for (Rank& r : ranks) calls.push_back(r.prepare(check.op, check.count, check.root));
+  const int n = static_cast<int>(ranks.size());
+  // A graph per stream, as nccl-tests' -G makes them; or one over all, forked from rank 0's.
+  if (check.mode == Mode::kGraph)
+    for (Rank& r : ranks) CHECK_CUDA(cudaStreamBeginCapture(r.stream(), cudaStreamCaptureModeGlobal));
+  if (check.mode == Mode::kOneGraph) {
+    CHECK_CUDA(cudaStreamBeginCapture(ranks[0].stream(), cudaStreamCaptureModeGlobal));
+    CHECK_CUDA(cudaEventRecord(events[0], ranks[0].stream()));
+    for (int r = 1; r < n; ++r) CHECK_CUDA(cudaStreamWaitEvent(ranks[r].stream(), events[0], 0));
+  }
+  CHECK_NCCL(ncclGroupStart());
+  for (int r = 0; r < n; ++r) ranks[r].enqueue(calls[r]);
+  CHECK_NCCL(ncclGroupEnd());
+  std::vector<cudaGraph_t> graphs;
+  if (check.mode == Mode::kGraph) {
+    for (Rank& r : ranks) {
+      cudaGraph_t g = nullptr;
+      CHECK_CUDA(cudaStreamEndCapture(r.stream(), &g));
+      graphs.push_back(g);
+    }
+  } else if (check.mode == Mode::kOneGraph) {
+    for (int r = 1; r < n; ++r) {
+      CHECK_CUDA(cudaEventRecord(events[r], ranks[r].stream()));
+      CHECK_CUDA(cudaStreamWaitEvent(ranks[0].stream(), events[r], 0));
+    }
+    cudaGraph_t g = nullptr;
+    CHECK_CUDA(cudaStreamEndCapture(ranks[0].stream(), &g));
+    graphs.push_back(g);
+  }
+  for (std::size_t k = 0; k < graphs.size(); ++k) {
+    cudaGraphExec_t exec = nullptr;
+    CHECK_CUDA(cudaGraphInstantiate(&exec, graphs[k], 0));
+    CHECK_CUDA(cudaGraphLaunch(exec, ranks[k].stream()));
+    CHECK_CUDA(cudaStreamSynchronize(ranks[k].stream()));
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graphs[k]);
+  }
+  for (int r = 0; r < n; ++r) ranks[r].check(calls[r], modeName(check.mode));
+}
+
+// One process drives every rank (ncclCommInitAll over the first --ranks GPUs): each check's
+// calls of all ranks in one group, eager, a graph per stream and one graph over all streams;
+// then the mixed groups, all ranks in each.
+int runOneProcess(const Options& o) {
+  const int rank = 0;
+  Tally tally;
+  int devices = 0;
+  CHECK_CUDA(cudaGetDeviceCount(&devices));
+  if (devices < o.ranks) {
+    std::fprintf(stderr, "--one-process --ranks %d needs %d GPUs, %d visible\n", o.ranks, o.ranks, devices);
+    return 2;
+  }
+  std::vector<ncclComm_t> comms(o.ranks);
+  std::vector<int> gpus(o.ranks);
+  for (int r = 0; r < o.ranks; ++r) gpus[r] = r;
+  CHECK_NCCL(ncclCommInitAll(comms.data(), o.ranks, gpus.data()));
+  if (tally.failedCalls > 0) return 1;
+  std::vector<Rank> ranks;
+  std::vector<cudaEvent_t> events(o.ranks);
+  for (int r = 0; r < o.ranks; ++r) {
+    CHECK_CUDA(cudaSetDevice(r));
+    cudaStream_t stream = nullptr;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK_CUDA(cudaEventCreateWithFlags(&events[r], cudaEventDisableTiming));
+    ranks.emplace_back(r, o.ranks, comms[r], stream, r);
+  }
+  for (const Check& c : checks(o, {Mode::kEager, Mode::kGraph, Mode::kOneGraph})) runTogether(ranks, c, events);
+  for (std::size_t count : {16ul, 4096ul, 1ul << 20}) {
+    std::vector<Rank::Mixed> mixed;
+    for (Rank& r : ranks) mixed.push_back(r.prepareMixed(count));
+    CHECK_NCCL(ncclGroupStart());
+    for (int r = 0; r < o.ranks; ++r) ranks[r].enqueueMixed(mixed[r]);
+    CHECK_NCCL(ncclGroupEnd());
+    for (int r = 0; r < o.ranks; ++r) ranks[r].checkMixed(mixed[r]);
+  }
+  int failed = 0;
+  for (Rank& r : ranks) {
+    ncclResult_t async = ncclSuccess;
+    CHECK_NCCL(ncclCommGetAsyncError(comms[r.rank], &async));
+    if (async != ncclSuccess) ++tally.failedCalls;
+  }
+  for (ncclComm_t comm : comms) CHECK_NCCL(ncclCommDestroy(comm));
+  ranks[0].tally.failedCalls += tally.failedCalls;
+  for (Rank& r : ranks) {
+    std::printf("rank %d of %d: %ld checks, %ld wrong, %ld failed calls\n", r.rank, o.ranks, r.tally.checks,
+                r.tally.wrong, r.tally.failedCalls);
+    failed += r.tally.wrong > 0 || r.tally.failedCalls > 0;
+  }
+  std::printf("%d of %d ranks passed (one process)\n", o.ranks - failed, o.ranks);
+  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -275,8 +443,12 @@ int main(int argc, char** argv) {
       o.only = argv[++i];
     } else if (a == "--repeat" && i + 1 < argc) {
       o.repeat = std::atoi(argv[++i]);
+    } else if (a == "--one-process") {
+      o.oneProcess = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--ranks N] [--max-bytes BYTES] [--only OPERATION] [--repeat N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--ranks N] [--max-bytes BYTES] [--only OPERATION] [--repeat N] [--one-process]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -284,6 +456,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--ranks from 1 to 64, --max-bytes of at least 8 and --repeat of at least 1\n");
     return 2;
   }
+  if (o.oneProcess) return runOneProcess(o);
   // The id is made in the parent before any CUDA call, then every rank is forked.
   ncclUniqueId id;
   if (ncclGetUniqueId(&id) != ncclSuccess) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The NCCL program (nccl_program.cpp) on 2 to 4 GPUs, one process per GPU: NCCL alone, then with
+# The NCCL program (nccl_program.cpp) on 2 to 4 GPUs, one process per GPU and then one process
+# driving them all (--one-process): NCCL alone, then with
 # libgpupeer_nccl.so preloaded routing by its table (the default), then routing every call
 # gpupeer can run to gpupeer. Every run must check every element right. Skips (77) where fewer than 2 GPUs are
 # visible: NCCL refuses two ranks on one GPU.
@@ -14,16 +15,18 @@ fi
 export NCCL_NVLS_ENABLE=0
 failed=0
 for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
-  for mode in nccl table gpupeer; do
-    echo "== $ranks ranks, $mode"
-    if [ "$mode" = nccl ]; then
-      "$program" --ranks "$ranks" --max-bytes "$max" || failed=1
-    elif [ "$mode" = table ]; then  # the library's default route
-      LD_PRELOAD=$library GPUPEER_NCCL_DEBUG=INFO "$program" --ranks "$ranks" --max-bytes "$max" || failed=1
-    else
-      LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=$mode GPUPEER_NCCL_DEBUG=INFO \
-        "$program" --ranks "$ranks" --max-bytes "$max" || failed=1
-    fi
+  for shape in "" --one-process; do
+    for mode in nccl table gpupeer; do
+      echo "== $ranks ranks${shape:+ in one process}, $mode"
+      if [ "$mode" = nccl ]; then
+        "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
+      elif [ "$mode" = table ]; then  # the library's default route
+        LD_PRELOAD=$library GPUPEER_NCCL_DEBUG=INFO "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
+      else
+        LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=$mode GPUPEER_NCCL_DEBUG=INFO \
+          "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
+      fi
+    done
   done
 done
 exit $failed
