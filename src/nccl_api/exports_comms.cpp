@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "nccl_api/gpupeer_call.hpp"
 #include "nccl_api/group_calls.hpp"
 #include "nccl_api/real_nccl.hpp"
+#include "nccl_api/route_table.hpp"
 
 namespace gn = gpupeer::nccl_api;
 
@@ -34,6 +36,19 @@ ncclResult_t afterInit(ncclResult_t r, ncclComm_t comm, const ncclConfig_t* conf
   else
     gn::startAndAdd({gn::newState(comm, std::move(clique))});
   return r;
+}
+
+// Before NCCL makes the ranks one thread drives (ncclCommInitAll, ncclCommInitRank inside a
+// group): NCCL's connections made at start-up rather than on first use. gpupeer then takes the
+// eager calls, so NCCL's first call may come inside a capture (nccl-tests' -G captures a graph
+// per stream, which gpupeer leaves to NCCL), where connecting peers is not permitted: on 2x
+// H200 the library's first captured call failed with "failed to peer with device 1 ...
+// operation not permitted when stream is capturing". NCCL reads the variable once, at its first
+// communicator; a value the program set is kept.
+void connectAtStart() {
+  if (gn::routeMode() == gn::RouteMode::kNccl || std::getenv("NCCL_RUNTIME_CONNECT") != nullptr) return;
+  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
+  gn::logInfo("NCCL_RUNTIME_CONNECT=0: one thread drives several ranks, whose first NCCL call may be captured");
 }
 
 // Waits for this rank's gpupeer work before its memory goes: NCCL's destroy also finishes the
@@ -59,18 +74,21 @@ extern "C" {
 
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitRank, comm, nranks, commId, rank);
+  if (gn::inGroup()) connectAtStart();
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRank, comm, nranks, commId, rank));
   return afterInit(r, r == ncclSuccess ? *comm : nullptr, nullptr, cliqueOf(commId));
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitRankConfig, comm, nranks, commId, rank, config);
+  if (gn::inGroup()) connectAtStart();
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitRankConfig, comm, nranks, commId, rank, config));
   return afterInit(r, r == ncclSuccess ? *comm : nullptr, config, cliqueOf(commId));
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclCommInitAll, comm, ndev, devlist);
+  if (ndev > 1) connectAtStart();
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommInitAll, comm, ndev, devlist));
   if (r != ncclSuccess || !gn::blockingComm(nullptr)) return r;
   std::vector<std::shared_ptr<gn::CommState>> states;

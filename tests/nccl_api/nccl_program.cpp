@@ -366,12 +366,15 @@ void runTogether(std::vector<Rank>& ranks, const Check& check, std::vector<cudaE
     CHECK_CUDA(cudaStreamEndCapture(ranks[0].stream(), &g));
     graphs.push_back(g);
   }
+  // Every graph launched before any is waited for: each rank's kernels wait for the others'.
+  std::vector<cudaGraphExec_t> execs(graphs.size());
   for (std::size_t k = 0; k < graphs.size(); ++k) {
-    cudaGraphExec_t exec = nullptr;
-    CHECK_CUDA(cudaGraphInstantiate(&exec, graphs[k], 0));
-    CHECK_CUDA(cudaGraphLaunch(exec, ranks[k].stream()));
+    CHECK_CUDA(cudaGraphInstantiate(&execs[k], graphs[k], 0));
+    CHECK_CUDA(cudaGraphLaunch(execs[k], ranks[k].stream()));
+  }
+  for (std::size_t k = 0; k < graphs.size(); ++k) {
     CHECK_CUDA(cudaStreamSynchronize(ranks[k].stream()));
-    cudaGraphExecDestroy(exec);
+    cudaGraphExecDestroy(execs[k]);
     cudaGraphDestroy(graphs[k]);
   }
   for (int r = 0; r < n; ++r) ranks[r].check(calls[r], modeName(check.mode));
