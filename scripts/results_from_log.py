@@ -98,8 +98,11 @@ def nccl_tests_record(command, line):
         return None
     # nccl-tests does not check some in-place runs ("N/A"): the out-of-place count then stands alone.
     wrong = [int(w) for w in (m.group(5), m.group(8)) if w.isdigit()]
-    return {"command": command, "metric": f"nccl-tests {binary.group(1)} eager time", "op": binary.group(1),
-            "mode": "eager", "bytes": int(m.group(1)), "ranks": ranks, "route": route,
+    # -G N replays the calls as CUDA graphs (a graph per stream where one process drives every GPU).
+    graphs = re.search(r"\s-G\s+([1-9]\d*)", command)
+    mode = "graph" if graphs else "eager"
+    return {"command": command, "metric": f"nccl-tests {binary.group(1)} {mode} time", "op": binary.group(1),
+            "mode": mode, "bytes": int(m.group(1)), "ranks": ranks, "route": route,
             "value": float(m.group(3)), "in_place_value": float(m.group(6)), "unit": "us",
             "busbw": float(m.group(4)), "wrong": sum(wrong) if wrong else None,
             "baseline": None, "baseline_value": None}

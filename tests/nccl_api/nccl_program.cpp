@@ -339,9 +339,10 @@ void runTogether(std::vector<Rank>& ranks, const Check& check, std::vector<cudaE
   std::vector<Rank::Call> calls;
   for (Rank& r : ranks) calls.push_back(r.prepare(check.op, check.count, check.root));
   const int n = static_cast<int>(ranks.size());
-  // A graph per stream, as nccl-tests' -G makes them; or one over all, forked from rank 0's.
+  // A graph per stream, as nccl-tests' -G makes them (thread-local: NCCL may connect peers
+  // inside the capture, which global mode forbids); or one over all, forked from rank 0's.
   if (check.mode == Mode::kGraph)
-    for (Rank& r : ranks) CHECK_CUDA(cudaStreamBeginCapture(r.stream(), cudaStreamCaptureModeGlobal));
+    for (Rank& r : ranks) CHECK_CUDA(cudaStreamBeginCapture(r.stream(), cudaStreamCaptureModeThreadLocal));
   if (check.mode == Mode::kOneGraph) {
     CHECK_CUDA(cudaStreamBeginCapture(ranks[0].stream(), cudaStreamCaptureModeGlobal));
     CHECK_CUDA(cudaEventRecord(events[0], ranks[0].stream()));
