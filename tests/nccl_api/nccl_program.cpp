@@ -140,9 +140,10 @@ class Rank {
 
   void enqueue(const Call& c) { enqueue(c.op, c.send, c.recv, c.count, c.root); }
 
-  // A group with a small all-reduce, a ring of sends and receives and an all-gather, checked.
-  void mixedGroup(std::size_t count) {
-    Mixed m = prepareMixed(count);
+  // A group with a small all-reduce, a ring of sends and receives (`twice`: two messages to the
+  // next rank, received in order) and an all-gather, checked.
+  void mixedGroup(std::size_t count, bool twice) {
+    Mixed m = prepareMixed(count, twice);
     CHECK_NCCL(ncclGroupStart());
     enqueueMixed(m);
     CHECK_NCCL(ncclGroupEnd());
@@ -152,14 +153,16 @@ class Rank {
   struct Mixed {
     std::size_t count;
     float *a, *s, *r, *g;
+    float* second;  ///< the second message's receive buffer, where `twice`
   };
 
-  Mixed prepareMixed(std::size_t count) {
+  Mixed prepareMixed(std::size_t count, bool twice) {
     CHECK_CUDA(cudaSetDevice(device_));
-    Mixed m{count, nullptr, nullptr, nullptr, nullptr};
+    Mixed m{count, nullptr, nullptr, nullptr, nullptr, nullptr};
     CHECK_CUDA(cudaMalloc(&m.a, 64 * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&m.s, count * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&m.r, count * sizeof(float)));
+    if (twice) CHECK_CUDA(cudaMalloc(&m.second, count * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&m.g, count * ranks * sizeof(float)));
     std::vector<float> host(std::max<std::size_t>(count, 64));
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = value(rank, i);
@@ -173,6 +176,10 @@ class Rank {
     CHECK_NCCL(ncclAllReduce(m.a, m.a, 64, ncclFloat32, ncclSum, comm_, stream_));
     CHECK_NCCL(ncclSend(m.s, m.count, ncclFloat32, (rank + 1) % ranks, comm_, stream_));
     CHECK_NCCL(ncclRecv(m.r, m.count, ncclFloat32, (rank + ranks - 1) % ranks, comm_, stream_));
+    if (m.second != nullptr) {
+      CHECK_NCCL(ncclSend(m.s, m.count, ncclFloat32, (rank + 1) % ranks, comm_, stream_));
+      CHECK_NCCL(ncclRecv(m.second, m.count, ncclFloat32, (rank + ranks - 1) % ranks, comm_, stream_));
+    }
     CHECK_NCCL(ncclAllGather(m.s, m.g, m.count, ncclFloat32, comm_, stream_));
   }
 
@@ -189,6 +196,12 @@ class Rank {
     for (std::size_t i = 0; i < count; ++i) wrong += gr[i] != expected(Op::kSendRecv, count, 0, i);
     for (std::size_t i = 0; i < count * ranks; ++i) wrong += gg[i] != expected(Op::kAllGather, count, 0, i);
     tally.checks += 3;
+    if (m.second != nullptr) {
+      CHECK_CUDA(cudaMemcpy(gr.data(), m.second, gr.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < count; ++i) wrong += gr[i] != expected(Op::kSendRecv, count, 0, i);
+      ++tally.checks;
+      cudaFree(m.second);
+    }
     tally.wrong += wrong;
     if (wrong > 0) std::fprintf(stderr, "rank %d: mixed group of %zu elements: %ld wrong\n", rank, count, wrong);
     cudaFree(m.a);
@@ -293,7 +306,7 @@ void run(Rank& r, const Options& o, ncclComm_t comm, cudaStream_t stream) {
   const int rank = r.rank;
   Tally& tally = r.tally;
   for (const Check& c : checks(o, {Mode::kEager, Mode::kGraph})) r.run(c.op, c.count, c.mode == Mode::kGraph, c.root);
-  for (std::size_t count : {16ul, 4096ul, 1ul << 20}) r.mixedGroup(count);
+  for (std::size_t count : {16ul, 4096ul, 1ul << 20}) r.mixedGroup(count, count == 4096);
   // A communicator made by splitting: even and odd ranks.
   ncclComm_t half = nullptr;
   CHECK_NCCL(ncclCommSplit(comm, rank % 2, rank, &half, nullptr));
@@ -383,7 +396,8 @@ void runTogether(std::vector<Rank>& ranks, const Check& check, std::vector<cudaE
 
 // One process drives every rank (ncclCommInitAll over the first --ranks GPUs): each check's
 // calls of all ranks in one group, eager, a graph per stream and one graph over all streams;
-// then the mixed groups, all ranks in each.
+// then the mixed groups, all ranks in each (one with two messages to the next rank: not the
+// shift gpupeer's one call takes, so those sends go to NCCL beside gpupeer's collectives).
 int runOneProcess(const Options& o) {
   const int rank = 0;
   Tally tally;
@@ -410,7 +424,7 @@ int runOneProcess(const Options& o) {
   for (const Check& c : checks(o, {Mode::kEager, Mode::kGraph, Mode::kOneGraph})) runTogether(ranks, c, events);
   for (std::size_t count : {16ul, 4096ul, 1ul << 20}) {
     std::vector<Rank::Mixed> mixed;
-    for (Rank& r : ranks) mixed.push_back(r.prepareMixed(count));
+    for (Rank& r : ranks) mixed.push_back(r.prepareMixed(count, count == 4096));
     CHECK_NCCL(ncclGroupStart());
     for (int r = 0; r < o.ranks; ++r) ranks[r].enqueueMixed(mixed[r]);
     CHECK_NCCL(ncclGroupEnd());
