@@ -87,6 +87,10 @@ Status runDeferred(std::vector<GpupeerCall>& calls, ncclResult_t& forwarded) {
     if (first.isOk() && !s.isOk()) first = s;
   };
   auto forward = [&](const PairedCalls& p) {
+    if (!p.whole)
+      logTrace("{} of {} elements on {} ranks in one process to NCCL: the ranks' calls do not pair up ({} calls; {})",
+               collOpName(calls[p.members.front()].op), calls[p.members.front()].count, p.byRank.size(),
+               p.members.size(), p.sendRecv ? "sends and receives other than one to the next rank each" : "not alike");
     for (int i : p.members)
       if (ncclResult_t r = forwardCall(calls[i]); r != ncclSuccess && forwarded == ncclSuccess) forwarded = r;
   };
