@@ -12,6 +12,7 @@ bool sameCollective(const GroupedCall& a, const GroupedCall& b) {
 
 // Every rank's collective present and all alike.
 bool wholeCollective(const std::vector<GroupedCall>& calls, const PairedCalls& p) {
+  if (p.sendRecv || p.byRank.empty()) return false;
   for (int index : p.byRank)
     if (index < 0 || !sameCollective(calls[index], calls[p.byRank[0]])) return false;
   return true;
@@ -44,7 +45,15 @@ std::vector<PairedCalls> pairGroupedCalls(const std::vector<GroupedCall>& calls)
   std::vector<const void*> shiftOrder;
   for (int i = 0; i < static_cast<int>(calls.size()); ++i) {
     const GroupedCall& c = calls[i];
-    if (c.set == nullptr || c.rank < 0 || c.rank >= c.ranks) continue;
+    if (c.set == nullptr) continue;
+    if (c.rank < 0 || c.rank >= c.ranks) {  // pairs with nothing, but still goes to NCCL
+      PairedCalls alone;
+      alone.set = c.set;
+      alone.sendRecv = c.op == CollOp::kSendRecv;
+      alone.members = {i};
+      collectives.push_back(std::move(alone));
+      continue;
+    }
     if (c.op == CollOp::kSendRecv) {
       auto [it, added] = shifts.try_emplace(c.set);
       PairedCalls& p = it->second;

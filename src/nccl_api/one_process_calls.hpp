@@ -41,8 +41,8 @@ struct PairedCalls {
   bool whole = false;
 };
 
-/// The pairings of the calls of `calls` that have a set: collectives in the order of their first
-/// call, then each set's sends and receives.
+/// The pairings of the calls of `calls` that have a set, every such call in exactly one:
+/// collectives in the order of their first call, then each set's sends and receives.
 std::vector<PairedCalls> pairGroupedCalls(const std::vector<GroupedCall>& calls);
 
 }  // namespace gpupeer::nccl_api

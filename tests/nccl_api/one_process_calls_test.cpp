@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace gpupeer::nccl_api {
 namespace {
 
@@ -81,6 +83,25 @@ TEST(OneProcessCalls, CallsWithoutASetAreLeftOutAndSetsPairApart) {
   EXPECT_EQ(p[1].set, setB);
   EXPECT_TRUE(p[1].whole);
   EXPECT_EQ(p[1].members, (std::vector<int>{2, 3}));
+}
+
+TEST(OneProcessCalls, EveryCallOfASetIsInExactlyOnePairingEvenWithARankOutOfRange) {
+  std::vector<GroupedCall> calls = {collective(setA, 2, 0, CollOp::kAllReduce, 8),
+                                    collective(setA, 2, 1, CollOp::kAllReduce, 8),
+                                    collective(setA, 2, 0, CollOp::kAllReduce, 8)};
+  calls[2].rank = 2;  // no such rank
+  calls.push_back(sendTo(setA, 2, 0, 1, 8));
+  calls[3].rank = -1;
+  std::vector<PairedCalls> p = pairGroupedCalls(calls);
+  std::vector<int> seen;
+  for (const PairedCalls& q : p) seen.insert(seen.end(), q.members.begin(), q.members.end());
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3}));
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_TRUE(p[0].whole);
+  EXPECT_FALSE(p[1].whole);
+  EXPECT_FALSE(p[2].whole);
+  EXPECT_TRUE(p[2].sendRecv);
 }
 
 TEST(OneProcessCalls, SendsToTheNextRankWithReceivesFromThePreviousAreOneShift) {
