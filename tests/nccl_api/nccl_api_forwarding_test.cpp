@@ -93,6 +93,35 @@ TEST_F(NcclApiForwarding, GroupedCallsReachNcclInsideItsGroup) {
   EXPECT_EQ(names, (std::vector<std::string>{"ncclGroupStart", "ncclAllReduce", "ncclSend", "ncclGroupEnd"}));
 }
 
+// Where one thread makes several ranks, gpupeer takes their eager calls, so NCCL's first call
+// may be captured: the library asks NCCL to connect at start-up, unless the program chose.
+TEST_F(NcclApiForwarding, RanksOneThreadMakesConnectAtStartUnlessTheProgramChose) {
+  ncclComm_t comms[2] = {};
+  int devices[2] = {0, 1};
+  unsetenv("NCCL_RUNTIME_CONNECT");
+  ASSERT_EQ(ncclCommInitAll(comms, 1, devices), ncclSuccess);
+  EXPECT_EQ(std::getenv("NCCL_RUNTIME_CONNECT"), nullptr) << "one rank: nothing to connect ahead";
+  ASSERT_EQ(ncclCommInitAll(comms, 2, devices), ncclSuccess);
+  ASSERT_NE(std::getenv("NCCL_RUNTIME_CONNECT"), nullptr);
+  EXPECT_STREQ(std::getenv("NCCL_RUNTIME_CONNECT"), "0");
+
+  setenv("NCCL_RUNTIME_CONNECT", "1", 1);
+  ASSERT_EQ(ncclCommInitAll(comms, 2, devices), ncclSuccess);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclCommInitRank(comms, 2, distinctArgument<ncclUniqueId>(0), 0), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_STREQ(std::getenv("NCCL_RUNTIME_CONNECT"), "1") << "the program's own value is kept";
+
+  unsetenv("NCCL_RUNTIME_CONNECT");
+  ASSERT_EQ(ncclCommInitRank(comms, 2, distinctArgument<ncclUniqueId>(0), 0), ncclSuccess);
+  EXPECT_EQ(std::getenv("NCCL_RUNTIME_CONNECT"), nullptr) << "a rank made alone is driven by its own thread";
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclCommInitRank(comms, 2, distinctArgument<ncclUniqueId>(0), 0), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_STREQ(std::getenv("NCCL_RUNTIME_CONNECT"), "0");
+  unsetenv("NCCL_RUNTIME_CONNECT");
+}
+
 TEST(NcclApiExports, EveryFunctionAndItsProfilingTwinComeFromTheLibrary) {
   void* library = dlopen(GPUPEER_NCCL_API_PATH, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(library, nullptr) << "the test is not linked against libgpupeer_nccl.so";
