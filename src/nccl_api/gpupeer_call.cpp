@@ -4,7 +4,6 @@
 #include <string>
 
 #include "nccl_api/debug_log.hpp"
-#include "nccl_api/group_calls.hpp"
 #include "nccl_api/real_nccl.hpp"
 #include "nccl_api/route_table.hpp"
 
@@ -74,7 +73,7 @@ void noteRoute(CollOp op, std::size_t bytes, int ranks, const char* where, const
 
 std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* send, void* recv, std::size_t count,
                                      ncclDataType_t ncclType, ncclRedOp_t ncclOp, int root, cudaStream_t stream,
-                                     bool receive) {
+                                     bool grouped, bool receive) {
   std::shared_ptr<CommState> state = findComm(comm);
   // Empty calls (nccl-tests makes them at sizes below the rank count) are NCCL's no-ops.
   if (state == nullptr || (state->gpupeer == nullptr && state->oneProcess == nullptr) || count == 0)
@@ -90,7 +89,7 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
   }
   const RouteMode mode = routeMode();
   const bool oneProcess = state->oneProcess != nullptr;
-  if (oneProcess && !inGroup()) {
+  if (oneProcess && !grouped) {
     // One thread cannot wait in one rank's call for its peers' calls it has yet to make.
     noteRoute(op, bytes, state->ranks, "NCCL",
               "one process drives every rank: gpupeer takes a call only in a group with every rank's");

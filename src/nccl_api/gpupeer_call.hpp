@@ -33,11 +33,12 @@ struct GpupeerCall {
 /// The call as gpupeer would run it, or nullopt where it goes to NCCL: a communicator without
 /// gpupeer, a type or reduction gpupeer lacks (ncclUint32 min, integer averages, operators made
 /// by ncclRedOpCreatePreMulSum), or a size the route table gives NCCL. A rank of a one-process
-/// set gets gpupeer only inside a group, where the group's end pairs it with its peers' calls.
+/// set gets gpupeer only inside a group (`grouped`), where the group's end pairs it with its
+/// peers' calls.
 /// `redop` is ignored for operations without one.
 std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* send, void* recv, std::size_t count,
                                      ncclDataType_t type, ncclRedOp_t redop, int root, cudaStream_t stream,
-                                     bool receive = false);
+                                     bool grouped, bool receive = false);
 
 /// Enqueues the call on its stream (a send or receive alone, as a group of one). Not for a rank
 /// of a one-process set, whose calls run paired (group_calls.cpp).
