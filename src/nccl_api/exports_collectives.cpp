@@ -12,6 +12,13 @@ using gpupeer::CollOp;
 
 namespace {
 
+// routeCall for a call made now, inside a group or not.
+std::optional<gn::GpupeerCall> route(ncclComm_t comm, CollOp op, const void* send, void* recv, std::size_t count,
+                                     ncclDataType_t type, ncclRedOp_t redop, int root, cudaStream_t stream,
+                                     bool receive = false) {
+  return gn::routeCall(comm, op, send, recv, count, type, redop, root, stream, gn::inGroup(), receive);
+}
+
 // Inside a group the call waits for the group's end; outside it is enqueued now.
 ncclResult_t submit(gn::GpupeerCall call) {
   if (gn::inGroup()) {
@@ -29,8 +36,7 @@ extern "C" {
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclAllReduce, sendbuff, recvbuff, count, datatype, op, comm, stream);
-  if (auto c =
-          gn::routeCall(comm, CollOp::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, stream, gn::inGroup()))
+  if (auto c = route(comm, CollOp::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclAllReduce, sendbuff, recvbuff, count, datatype, op, comm, stream));
 }
@@ -38,8 +44,7 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclAllGather, sendbuff, recvbuff, sendcount, datatype, comm, stream);
-  if (auto c = gn::routeCall(comm, CollOp::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, -1, stream,
-                             gn::inGroup()))
+  if (auto c = route(comm, CollOp::kAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclAllGather, sendbuff, recvbuff, sendcount, datatype, comm, stream));
 }
@@ -47,8 +52,7 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
-  if (auto c = gn::routeCall(comm, CollOp::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, stream,
-                             gn::inGroup()))
+  if (auto c = route(comm, CollOp::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, comm, stream));
 }
@@ -56,8 +60,7 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclBroadcast, sendbuff, recvbuff, count, datatype, root, comm, stream);
-  if (auto c = gn::routeCall(comm, CollOp::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, stream,
-                             gn::inGroup()))
+  if (auto c = route(comm, CollOp::kBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclBroadcast, sendbuff, recvbuff, count, datatype, root, comm, stream));
 }
@@ -65,8 +68,7 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, n
 ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                        cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclBcast, buff, count, datatype, root, comm, stream);
-  if (auto c =
-          gn::routeCall(comm, CollOp::kBroadcast, buff, buff, count, datatype, ncclSum, root, stream, gn::inGroup()))
+  if (auto c = route(comm, CollOp::kBroadcast, buff, buff, count, datatype, ncclSum, root, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclBcast, buff, count, datatype, root, comm, stream));
 }
@@ -74,8 +76,7 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int ro
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclReduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
-  if (auto c =
-          gn::routeCall(comm, CollOp::kReduce, sendbuff, recvbuff, count, datatype, op, root, stream, gn::inGroup()))
+  if (auto c = route(comm, CollOp::kReduce, sendbuff, recvbuff, count, datatype, op, root, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclReduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream));
 }
@@ -83,8 +84,7 @@ ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, nccl
 ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
                           cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclAlltoAll, sendbuff, recvbuff, count, datatype, comm, stream);
-  if (auto c = gn::routeCall(comm, CollOp::kAllToAll, sendbuff, recvbuff, count, datatype, ncclSum, -1, stream,
-                             gn::inGroup()))
+  if (auto c = route(comm, CollOp::kAllToAll, sendbuff, recvbuff, count, datatype, ncclSum, -1, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclAlltoAll, sendbuff, recvbuff, count, datatype, comm, stream));
 }
@@ -92,8 +92,7 @@ ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, nc
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclSend, sendbuff, count, datatype, peer, comm, stream);
-  if (auto c = gn::routeCall(comm, CollOp::kSendRecv, sendbuff, nullptr, count, datatype, ncclSum, peer, stream,
-                             gn::inGroup()))
+  if (auto c = route(comm, CollOp::kSendRecv, sendbuff, nullptr, count, datatype, ncclSum, peer, stream))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclSend, sendbuff, count, datatype, peer, comm, stream));
 }
@@ -101,9 +100,8 @@ ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatyp
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclRecv, recvbuff, count, datatype, peer, comm, stream);
-  if (auto c = gn::routeCall(comm, CollOp::kSendRecv, nullptr, recvbuff, count, datatype, ncclSum, peer, stream,
-                             gn::inGroup(),
-                             /*receive=*/true))
+  if (auto c =
+          route(comm, CollOp::kSendRecv, nullptr, recvbuff, count, datatype, ncclSum, peer, stream, /*receive=*/true))
     return submit(std::move(*c));
   return gn::fromNccl(GPUPEER_REAL_NCCL(ncclRecv, recvbuff, count, datatype, peer, comm, stream));
 }
