@@ -96,13 +96,12 @@ void startOneProcessSet(const std::vector<std::shared_ptr<CommState>>& states) {
     devices[s->rank] = s->device;
     if (why.empty()) why = localRefusal(*s);
   }
-  auto set = std::make_shared<OneProcessSet>();
-  set->ranks = n;
   if (!why.empty()) {
     for (const std::shared_ptr<CommState>& s : states) s->why = why;
     logInfo("comm {} ({} ranks in this process): every call to NCCL: {}", fmt::ptr(states.front()->real), n, why);
     return;
   }
+  std::shared_ptr<Communicator> comm;
   {
     DeviceGuard guard;  // the communicator's making switches devices; the program's stays
     Result<std::unique_ptr<Communicator>> made = Communicator::create(devices);
@@ -112,13 +111,13 @@ void startOneProcessSet(const std::vector<std::shared_ptr<CommState>>& states) {
               fmt::ptr(states.front()->real), n, made.status().toString());
       return;
     }
-    set->comm = std::move(made).value();
+    comm = std::move(made).value();
   }
-  for (const std::shared_ptr<CommState>& s : states) s->oneProcess = set;
+  for (const std::shared_ptr<CommState>& s : states) s->oneProcess = comm;
   logInfo(
       "comm {} ({} ranks, all in this process, GPUs {}): gpupeer's one-process communicator started ({}); "
       "grouped calls of every rank go where route '{}' says",
-      fmt::ptr(states.front()->real), n, fmt::join(devices, ","), set->comm->transport(), routeModeName(routeMode()));
+      fmt::ptr(states.front()->real), n, fmt::join(devices, ","), comm->transport(), routeModeName(routeMode()));
 }
 
 // Takes out of `states` each communicator this process drives every rank of and starts its
@@ -126,7 +125,7 @@ void startOneProcessSet(const std::vector<std::shared_ptr<CommState>>& states) {
 void startOneProcessSets(std::vector<std::shared_ptr<CommState>>& states) {
   std::map<std::string, std::vector<std::shared_ptr<CommState>>> byClique;
   for (const std::shared_ptr<CommState>& s : states)
-    if (!s->clique.empty() && readIdentity(*s) && s->ranks > 1) byClique[s->clique].push_back(s);
+    if (!s->clique.empty() && s->why.empty() && s->ranks > 1) byClique[s->clique].push_back(s);
   for (auto& [clique, members] : byClique) {
     if (!wholeCommunicator(members)) continue;
     startOneProcessSet(members);
@@ -152,8 +151,14 @@ std::shared_ptr<CommState> newState(ncclComm_t real, std::string clique) {
   return state;
 }
 
+namespace {
+
+// Collective over the communicator's ranks, whose identity was read (readIdentity): where every
+// rank runs on one host, gpupeer may be used and each rank's gpupeer communicator started, keeps
+// it; else s.why says why not. Every rank takes part in the same number of exchanges whatever
+// fails where, so no rank is left waiting.
 void startGpupeer(CommState& s) {
-  if (!readIdentity(s)) return;
+  if (!s.why.empty()) return;  // NCCL did not say the rank, size or GPU
   // Decided alike on every rank without an exchange: the rank count is the same everywhere.
   if (s.ranks < 2 || s.ranks > kMaxCommRanks) {
     s.why = fmt::format("{} ranks (gpupeer joins 2 to {})", s.ranks, kMaxCommRanks);
@@ -231,7 +236,10 @@ void startGpupeer(CommState& s) {
           s.ranks, s.device, s.gpupeer->transport(), routeModeName(routeMode()));
 }
 
+}  // namespace
+
 void startAndAdd(std::vector<std::shared_ptr<CommState>> states) {
+  for (const std::shared_ptr<CommState>& s : states) readIdentity(*s);
   startOneProcessSets(states);
   if (states.empty()) return;
   for (const std::shared_ptr<CommState>& s : states) s->sharesProcess = states.size() > 1;

@@ -17,15 +17,6 @@
 
 namespace gpupeer::nccl_api {
 
-/// Every rank of one communicator, driven by this process (ncclCommInitAll; a group of
-/// ncclCommInitRank with one unique id and every rank): gpupeer's one-process communicator over
-/// their GPUs in rank order, which takes a group's calls of all ranks as one
-/// (one_process_calls.hpp).
-struct OneProcessSet {
-  std::unique_ptr<Communicator> comm;
-  int ranks = 0;
-};
-
 struct CommState {
   ncclComm_t real = nullptr;
   int rank = 0;
@@ -33,8 +24,11 @@ struct CommState {
   int device = -1;
   /// Null where every call of this communicator goes to NCCL (unless oneProcess); `why` says why.
   std::unique_ptr<RankCommunicator> gpupeer;
-  /// Where this process drives every rank: the ranks together (gpupeer is then null).
-  std::shared_ptr<OneProcessSet> oneProcess;
+  /// Where this process drives every rank of the communicator (ncclCommInitAll; a group of
+  /// ncclCommInitRank with one unique id and every rank): gpupeer's one-process communicator
+  /// over their GPUs in rank order, shared by all of them, which takes a group's calls of all
+  /// ranks as one (one_process_calls.hpp). gpupeer is then null.
+  std::shared_ptr<Communicator> oneProcess;
   /// Which communicator the rank belongs to, where known at its making: the unique id of
   /// ncclCommInitRank, one key per ncclCommInitAll; empty for ncclCommSplit's.
   std::string clique;

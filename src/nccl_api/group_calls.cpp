@@ -50,7 +50,7 @@ bool oneCaptureOrNone(const std::vector<cudaStream_t>& streams, std::string& why
 // (kInvalidArgument) or the streams: the calls then go to NCCL (false).
 bool runPaired(const std::vector<GpupeerCall>& calls, const PairedCalls& p, Status& result) {
   const GpupeerCall& first = calls[p.byRank[0]];
-  const int n = first.state->oneProcess->ranks;
+  const int n = first.state->ranks;
   std::vector<const void*> send(n);
   std::vector<void*> recv(n);
   std::vector<cudaStream_t> streams(n);
@@ -65,8 +65,8 @@ bool runPaired(const std::vector<GpupeerCall>& calls, const PairedCalls& p, Stat
     logTrace("{} of {} elements on {} ranks in one process to NCCL: {}", collOpName(first.op), first.count, n, why);
     return false;
   }
-  Status s = first.state->oneProcess->comm->run(first.op, send, recv, first.count, first.type, first.redop, first.root,
-                                                streams);
+  Status s =
+      first.state->oneProcess->run(first.op, send, recv, first.count, first.type, first.redop, first.root, streams);
   if (s.code() == ErrorCode::kInvalidArgument) {
     logInfo("{} of {} elements on {} ranks in one process to NCCL: gpupeer refused it: {}", collOpName(first.op),
             first.count, n, s.toString());
@@ -97,8 +97,15 @@ Status runDeferred(std::vector<GpupeerCall>& calls, ncclResult_t& forwarded) {
   std::vector<GroupedCall> grouped(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const GpupeerCall& c = calls[i];
-    const OneProcessSet* set = c.state->oneProcess.get();
-    grouped[i] = {set,     set ? set->ranks : 0, c.state->rank, c.op, c.receive, c.count, c.type, c.redop, c.root,
+    grouped[i] = {c.state->oneProcess.get(),
+                  c.state->ranks,
+                  c.state->rank,
+                  c.op,
+                  c.receive,
+                  c.count,
+                  c.type,
+                  c.redop,
+                  c.root,
                   c.stream};
   }
   const std::vector<PairedCalls> pairings = pairGroupedCalls(grouped);
