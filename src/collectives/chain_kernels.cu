@@ -22,7 +22,7 @@ static_assert(kMaxChainSteps + 2 < kFlagStride - 1, "a step's flag must stay bel
 // Thread 0 waits for `sender`'s word in this rank's memory to reach `value`; the block
 // continues together after it.
 __device__ __forceinline__ void awaitStep(const OneShotArgs& a, int sender, std::uint32_t value, bool& failed) {
-  if (threadIdx.x == 0 && !failed && !awaitFlag(a, flagOf(a, a.rank, sender), value, sender)) failed = true;
+  if (threadIdx.x == 0) awaitUnlessFailed(a, flagOf(a, a.rank, sender), value, sender, failed);
 }
 
 // Bytes [b, e) of the step from the source to every target, U at a time (uint4 where every
@@ -168,9 +168,8 @@ __global__ void __launch_bounds__(kChainThreads) chainStaged(OneShotArgs a) {
     // The previous rank's step has landed; the next rank has read what this step's position
     // held `positions` steps ago (thread 1 waits for that while thread 0 waits here).
     if (a.chainPrev >= 0) awaitStep(a, a.chainPrev, value, failed);
-    if (!last && s >= positions && threadIdx.x == 1 && !failed &&
-        !awaitFlag(a, flagOf(a, a.rank, a.chainNext), value - positions, a.chainNext))
-      failed = true;
+    if (!last && s >= positions && threadIdx.x == 1)
+      awaitUnlessFailed(a, flagOf(a, a.rank, a.chainNext), value - positions, a.chainNext, failed);
     __syncthreads();
     const char* held = a.chainPrev >= 0 ? static_cast<const char*>(a.scratch[a.rank]) + slot : nullptr;
     char* next = last ? nullptr : static_cast<char*>(a.scratch[a.chainNext]) + slot;

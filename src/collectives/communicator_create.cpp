@@ -145,10 +145,7 @@ void describeTransport(Impl& c) {
 // ranks' launches, until that work ends.
 Status loadKernels(int d) {
   GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
-  GPUPEER_CUDA_CHECK(d, loadOneShotKernels());
-  GPUPEER_CUDA_CHECK(d, loadPullKernels());
-  GPUPEER_CUDA_CHECK(d, loadChainKernels());
-  GPUPEER_CUDA_CHECK(d, loadRelayKernels());
+  GPUPEER_CUDA_CHECK(d, loadCollectiveKernels());
   return Status::ok();
 }
 

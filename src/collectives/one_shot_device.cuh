@@ -63,6 +63,15 @@ __device__ __forceinline__ bool awaitFlag(const OneShotArgs& a, const std::uint3
   return awaitAtLeast(flag, want, a, sender);
 }
 
+// awaitFlag, unless a peer already failed this block (`failed`, the block's shared word, which
+// other threads set while this one may be reading it); a wait that gives up marks it. So a dead
+// peer costs a block one bound, not one per step.
+__device__ __forceinline__ void awaitUnlessFailed(const OneShotArgs& a, const std::uint32_t* flag, std::uint32_t want,
+                                                  int sender, bool& failed) {
+  volatile bool& seen = failed;
+  if (!seen && !awaitFlag(a, flag, want, sender)) seen = true;
+}
+
 // This block's word for `sender` in rank `owner`'s flags ([block][sender]).
 __device__ __forceinline__ std::uint32_t* flagOf(const OneShotArgs& a, int owner, int sender) {
   return a.flags[owner] + blockIdx.x * kMaxCommRanks + sender;
@@ -78,7 +87,7 @@ __device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t va
   const int t = threadIdx.x;
   if (t < a.ranks && t != a.rank) {
     publish(flagOf(a, t, a.rank), value, fence);
-    if (!failed && !awaitFlag(a, flagOf(a, a.rank, t), value, t)) failed = true;
+    awaitUnlessFailed(a, flagOf(a, a.rank, t), value, t, failed);
   }
   __syncthreads();
 }

@@ -3,6 +3,7 @@
 // pieces is in one_shot_lines.cu.
 #include <algorithm>
 #include <cuda/atomic>
+#include <initializer_list>
 #include <type_traits>
 
 #include "collectives/call_line.cuh"
@@ -109,8 +110,8 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
         // In place, this step's output overwrites the input the pushers read.
         while (pushedSteps.load(cuda::memory_order_acquire) <= s) {
         }
-      } else if (t < n && !*static_cast<volatile bool*>(&failed)) {
-        if (!awaitFlag(a, flagOf(a, me, t), mark + s + 1, t)) *static_cast<volatile bool*>(&failed) = true;
+      } else if (t < n) {
+        awaitUnlessFailed(a, flagOf(a, me, t), mark + s + 1, t, failed);
       }
       roleBarrier(2);
       finish<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
@@ -140,10 +141,11 @@ struct LoadOneShot {
 
 }  // namespace
 
-cudaError_t loadOneShotKernels() {
-  if (cudaError_t e = forEveryType(LoadOneShot{}); e != cudaSuccess) return e;
-  if (cudaError_t e = loadOneShotLinesKernels(); e != cudaSuccess) return e;
-  return loadOneShotLines128Kernels();
+cudaError_t loadCollectiveKernels() {
+  for (cudaError_t (*load)() :
+       {loadOneShotLinesKernels, loadOneShotLines128Kernels, loadPullKernels, loadChainKernels, loadRelayKernels})
+    if (cudaError_t e = load(); e != cudaSuccess) return e;
+  return forEveryType(LoadOneShot{});
 }
 
 cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,

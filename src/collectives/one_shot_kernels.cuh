@@ -144,9 +144,11 @@ inline constexpr std::size_t kOneShotFlagBytes = 4 * kOneShotFlagWords + 2 * kMa
 /// takes the 128-byte variant: 120 data bytes and a flag per 128-byte line.
 cudaError_t launchOneShot(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
-/// Loads every variant of the one-shot kernel for every element type into the current
-/// device's context (see loadKernels in one_shot_device.cuh); and the pull kernel's.
-cudaError_t loadOneShotKernels();
+/// Loads every variant of every collective kernel (one-shot, pull, chain, relay) for every
+/// element type into the current device's context (see loadKernels in one_shot_device.cuh).
+/// One process and one process per GPU both call it before any rank's kernel can wait for
+/// this device's, so neither can miss a kernel the other loads.
+cudaError_t loadCollectiveKernels();
 cudaError_t loadPullKernels();
 cudaError_t loadChainKernels();
 cudaError_t loadRelayKernels();

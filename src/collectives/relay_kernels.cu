@@ -92,8 +92,7 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
     for (std::uint32_t s = 0; s < cut.steps; ++s) {
       if (relaying) {
         // This rank's part of the step reached its slot for the root.
-        if (t == 0 && !*static_cast<volatile bool*>(&failed) && !awaitFlag(a, flagOf(a, me, root), mark + s + 1, root))
-          *static_cast<volatile bool*>(&failed) = true;
+        if (t == 0) awaitUnlessFailed(a, flagOf(a, me, root), mark + s + 1, root, failed);
         roleBarrier(1);
       }
       send<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t, relaying);
@@ -105,9 +104,7 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
     const int t = threadIdx.x - kRoleThreads;
     if (t < n && t != me) checkCall(a, epoch, t);
     for (std::uint32_t s = 0; s < cut.steps; ++s) {
-      if (t < n && t != me && !*static_cast<volatile bool*>(&failed) &&
-          !awaitFlag(a, flagOf(a, me, t), mark + s + 1, t))
-        *static_cast<volatile bool*>(&failed) = true;
+      if (t < n && t != me) awaitUnlessFailed(a, flagOf(a, me, t), mark + s + 1, t, failed);
       roleBarrier(2);
       receive<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
       if (cut.last && s + 1 == cut.steps) receive<T, T>(a, cut.tail, a.len, parity, t);

@@ -121,10 +121,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   GPUPEER_CUDA_CHECK(device, cudaSetDevice(device));
   // Before any rank's kernel can wait for this one's (one_shot_device.cuh: loadKernels).
   if (nranks > 1) {
-    GPUPEER_CUDA_CHECK(device, loadOneShotKernels());
-    GPUPEER_CUDA_CHECK(device, loadPullKernels());
-    GPUPEER_CUDA_CHECK(device, loadChainKernels());
-    GPUPEER_CUDA_CHECK(device, loadRelayKernels());
+    GPUPEER_CUDA_CHECK(device, loadCollectiveKernels());
     GPUPEER_CUDA_CHECK(device, loadP2pKernels());
   }
   c.rank = rank;
