@@ -98,6 +98,12 @@ struct CommunicatorOptions {
   /// The pull and split kernels' tiles, dealt to the blocks in turn (a multiple of 16; 0: one
   /// range per block); kByRule: the rule of collectives/pull_plan.hpp.
   std::size_t pullTileBytes = kByRule;
+  /// How long a kernel waits for a peer at a barrier before it gives up and records which
+  /// (checkBarriers, pollBarriers), in ms, at least 1. The ranks of one process are launched
+  /// together, so a wait this long means a GPU held by other work. libgpupeer_nccl.so sets its
+  /// GPUPEER_NCCL_TIMEOUT_MS here: NCCL waits without bound, and its programs may keep a GPU
+  /// busy for minutes.
+  int barrierTimeoutMs = 10000;
 };
 
 /// Collectives over a fixed set of GPUs of this process. Owns its scratch memory, signals,
@@ -160,8 +166,11 @@ class Communicator {
              DataType type, RedOp redop, int root, const std::vector<cudaStream_t>& streams);
 
   /// After synchronising the streams: kTimeout naming the rank that did not arrive at a
-  /// barrier within 10 s, else ok. Clears the record.
+  /// barrier within CommunicatorOptions::barrierTimeoutMs, else ok. Clears the record.
   Status checkBarriers();
+  /// What checkBarriers would return, without waiting for any stream and without clearing the
+  /// record: for a watchdog thread while operations may still run (any thread).
+  Status pollBarriers() const;
 
   struct Impl;  ///< private state (public only so the algorithms' files can reach it)
 

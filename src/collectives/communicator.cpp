@@ -6,6 +6,7 @@
 #include "collectives/communicator_impl.hpp"
 #include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
+#include "cuda/device_read_now.hpp"
 #include "cuda/driver_entry.hpp"
 #include "gpupeer/bench.hpp"
 
@@ -257,6 +258,18 @@ Status Communicator::sendRecv(const std::vector<const void*>& send, const std::v
   return run(CollOp::kSendRecv, send, recv, count, type, RedOp::kSum, 0, streams);
 }
 
+namespace {
+
+// Rank r's record of a barrier it gave up on: 1 + the rank that did not arrive.
+Status barrierTimeout(const Communicator::Impl& c, int r, std::uint32_t error) {
+  return GPUPEER_ERROR(ErrorCode::kTimeout,
+                       fmt::format("rank {} (GPU{}) waited more than {:g} s at a barrier for rank {} (GPU{})", r,
+                                   c.devices[r], c.timeoutNs / 1e9, error - 1, c.devices[error - 1]))
+      .withKbId("platform/p2p-advertised-but-broken");
+}
+
+}  // namespace
+
 Status Communicator::checkBarriers() {
   if (!impl_->p2p) return Status::ok();
   for (int r = 0; r < impl_->n(); ++r) {
@@ -269,11 +282,18 @@ Status Communicator::checkBarriers() {
       // Cleared before this returns: the legacy stream's memset is not ordered before the next
       // collective on a non-blocking stream. Only the legacy stream is awaited, not the held one.
       GPUPEER_CUDA_CHECK(d, cudaStreamSynchronize(cudaStreamLegacy));
-      return GPUPEER_ERROR(ErrorCode::kTimeout,
-                           fmt::format("rank {} (GPU{}) waited more than 10 s at a barrier for rank {} (GPU{})", r, d,
-                                       error - 1, impl_->devices[error - 1]))
-          .withKbId("platform/p2p-advertised-but-broken");
+      return barrierTimeout(*impl_, r, error);
     }
+  }
+  return Status::ok();
+}
+
+Status Communicator::pollBarriers() const {
+  if (!impl_->p2p) return Status::ok();
+  for (int r = 0; r < impl_->n(); ++r) {
+    std::uint32_t error = 0;
+    GPUPEER_RETURN_IF_ERROR(readDeviceMemoryNow(impl_->devices[r], impl_->counters(r) + 2, &error, sizeof error));
+    if (error) return barrierTimeout(*impl_, r, error);
   }
   return Status::ok();
 }

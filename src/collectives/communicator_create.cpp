@@ -62,6 +62,11 @@ Status resolveTuning(Impl& c) {
     case CommunicatorOptions::CeIssue::kSender: c.ceIssuer = CeIssuer::kSender; break;
     case CommunicatorOptions::CeIssue::kReceiver: c.ceIssuer = CeIssuer::kReceiver; break;
   }
+  if (o.barrierTimeoutMs < 1)
+    return GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format("CommunicatorOptions::barrierTimeoutMs = {}: give at least 1", o.barrierTimeoutMs));
+  c.timeoutNs = static_cast<unsigned long long>(o.barrierTimeoutMs) * 1'000'000ULL;
   c.algorithmOverride = o.algorithm;
   if (!o.algorithm.empty()) {
     Result<CollAlgo> parsed = parseCollAlgo(o.algorithm);

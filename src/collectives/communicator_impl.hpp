@@ -117,7 +117,8 @@ struct Communicator::Impl {
   /// The one-shot kernels show their peers the call they belong to and report a peer whose
   /// call differs (OneShotArgs::call): where each rank's calls come from its own process.
   bool callLines = false;
-  /// Passed to the kernels (OneShotArgs::timeoutNs, abortWord).
+  /// Passed to the kernels (OneShotArgs::timeoutNs, abortWord): one process's from
+  /// CommunicatorOptions::barrierTimeoutMs, a rank's from its options' timeoutMs.
   unsigned long long timeoutNs = 10'000'000'000ULL;
   const volatile std::uint32_t* abortWord = nullptr;
   RankSignals signals;  // ordering between ranks' streams in the copy-engine algorithm

@@ -8,6 +8,7 @@
 #include "core/nvtx_range.hpp"
 #include "cuda/cuda_status.hpp"
 #include "cuda/device_guard.hpp"
+#include "cuda/device_read_now.hpp"
 #include "gpupeer/bench.hpp"
 #include "gpupeer/collective_algo.hpp"
 #include "ranks/bootstrap.hpp"
@@ -305,23 +306,9 @@ Status RankCommunicator::pollError() const {
   const Impl& c = *impl_;
   if (!c.failure.isOk()) return c.failure;
   if (c.n() == 1) return usable(c);
-  DeviceGuard guard;
-  GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
-  // A stream of its own that waits for no other: the caller's streams may hold kernels that
-  // wait for a dead peer, and this must answer while they do. Relaxed capture mode: a watchdog
-  // thread polls while other threads (or this one) capture graphs, and these calls, on a
-  // stream no capture uses, must neither fail nor spoil those captures.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  GPUPEER_CUDA_CHECK(c.device, cudaThreadExchangeStreamCaptureMode(&mode));
-  cudaStream_t stream = nullptr;
-  cudaError_t copied = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  // The caller's streams may hold kernels that wait for a dead peer; this answers while they do.
   std::uint32_t words[6] = {};
-  if (copied == cudaSuccess)
-    copied = cudaMemcpyAsync(words, c.errorWord(), sizeof words, cudaMemcpyDeviceToHost, stream);
-  if (copied == cudaSuccess) copied = cudaStreamSynchronize(stream);
-  if (stream != nullptr) cudaStreamDestroy(stream);
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  GPUPEER_CUDA_CHECK(c.device, copied);
+  GPUPEER_RETURN_IF_ERROR(readDeviceMemoryNow(c.device, c.errorWord(), words, sizeof words));
   if (words[0] == 0) return usable(c);
   return errorFromWord(c, words[0], words + 2);
 }

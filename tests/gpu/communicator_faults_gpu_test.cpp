@@ -1,7 +1,8 @@
 // Faults injected into the one-process Communicator: a rank that never arrives at a barrier
-// (its stream held by a host function), scratch that does not fit at create(), buffers that
-// are freed or not GPU memory, and hostile GPUPEER_* settings. Each must end in a Status that
-// names the problem, within the 10 s barrier bound, with nothing leaked or enqueued.
+// (its stream held by a host function; a watchdog's poll sees it while it is held), scratch that
+// does not fit at create(), buffers that are freed or not GPU memory, and hostile options and
+// GPUPEER_* settings. Each must end in a Status that names the problem, within the barrier
+// bound, with nothing leaked or enqueued.
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -54,6 +55,7 @@ TEST(CommunicatorFaults, PeerThatNeverArrivesIsNamedAndTheCommunicatorRecovers) 
   GPUPEER_REQUIRE_GPUS(2);
   CommunicatorOptions oneShot;
   oneShot.algorithm = "oneshot";  // a kernel barrier between the ranks
+  oneShot.barrierTimeoutMs = 2000;
   auto comm = Communicator::create({0, 1}, oneShot);
   ASSERT_TRUE(comm.isOk()) << comm.status().toString();
   if (!comm.value()->p2p()) GTEST_SKIP() << "no P2P between GPU0 and GPU1: " << comm.value()->transport();
@@ -66,18 +68,32 @@ TEST(CommunicatorFaults, PeerThatNeverArrivesIsNamedAndTheCommunicatorRecovers) 
   auto start = Clock::now();
   Status st = comm.value()->allReduce(send, recv, 1024, DataType::kFloat32, RedOp::kSum, ranks.raw);
   ASSERT_TRUE(st.isOk()) << st.toString();
-  // Rank 0's kernel waits for rank 1 at the barrier and gives up after 10 s.
+  // Rank 0's kernel waits for rank 1 at the barrier and gives up after 2 s. A watchdog's poll
+  // says so while rank 1's stream is still held (it waits for no stream).
+  Status polled = Status::ok();
+  while (polled.isOk() && Clock::now() - start < std::chrono::seconds(30)) {
+    polled = comm.value()->pollBarriers();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  double waited = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_FALSE(gate.open.load());
+  EXPECT_EQ(polled.code(), ErrorCode::kTimeout) << polled.toString();
+  EXPECT_NE(polled.message().find("rank 0 (GPU0) waited more than 2 s at a barrier for rank 1 (GPU1)"),
+            std::string::npos)
+      << polled.message();
   cudaSetDevice(0);
   EXPECT_EQ(cudaStreamSynchronize(ranks.raw[0]), cudaSuccess);
-  double waited = std::chrono::duration<double>(Clock::now() - start).count();
   gate.open = true;
   cudaSetDevice(1);
   EXPECT_EQ(cudaStreamSynchronize(ranks.raw[1]), cudaSuccess);
-  EXPECT_GE(waited, 9.0);
+  EXPECT_GE(waited, 1.9);
   EXPECT_LT(waited, 30.0);
   Status barriers = comm.value()->checkBarriers();
   EXPECT_EQ(barriers.code(), ErrorCode::kTimeout) << barriers.toString();
   EXPECT_NE(barriers.message().find("for rank 1 (GPU1)"), std::string::npos) << barriers.message();
+  // checkBarriers cleared the record; polling reads it without clearing.
+  Status cleared = comm.value()->pollBarriers();
+  EXPECT_TRUE(cleared.isOk()) << cleared.toString();
   // Destroyed without hanging; a new communicator on the same GPUs gives right answers.
   start = Clock::now();
   comm.value().reset();
@@ -177,6 +193,8 @@ TEST(CommunicatorFaults, HostileOptionsAreRefusedByName) {
       {"chainStepBytes", [](CommunicatorOptions& o) { o.chainStepBytes = 15; }},
       {"pullTileBytes", [](CommunicatorOptions& o) { o.pullTileBytes = 17; }},
       {"pullBlockBytes", [](CommunicatorOptions& o) { o.pullBlockBytes = 1; }},
+      {"barrierTimeoutMs", [](CommunicatorOptions& o) { o.barrierTimeoutMs = 0; }},
+      {"barrierTimeoutMs", [](CommunicatorOptions& o) { o.barrierTimeoutMs = -5; }},
       {"fastest", [](CommunicatorOptions& o) { o.algorithm = "fastest"; }},
       {"algorithm", [](CommunicatorOptions& o) { o.algorithm = "\x1b[2J"; }},
   };
