@@ -34,6 +34,16 @@ int waitBoundMs() {
   return 600000;
 }
 
+// gpupeer's tuning variables, with NCCL programs' bound on waits: a GPU of the set may be held
+// by other work for as long as a peer process may.
+Result<std::unique_ptr<Communicator>> oneProcessCommunicator(const std::vector<int>& devices) {
+  Result<CommunicatorOptions> options = CommunicatorOptions::fromEnvironment();
+  if (!options.isOk()) return options.status();
+  CommunicatorOptions o = options.value();
+  o.barrierTimeoutMs = waitBoundMs();
+  return Communicator::create(devices, o);
+}
+
 // Why this rank alone would not start gpupeer ("" where it would).
 std::string localRefusal(const CommState& s) {
   if (routeMode() == RouteMode::kNccl) return "GPUPEER_NCCL_ROUTE=nccl";
@@ -104,7 +114,7 @@ void startOneProcessSet(const std::vector<std::shared_ptr<CommState>>& states) {
   std::shared_ptr<Communicator> comm;
   {
     DeviceGuard guard;  // the communicator's making switches devices; the program's stays
-    Result<std::unique_ptr<Communicator>> made = Communicator::create(devices);
+    Result<std::unique_ptr<Communicator>> made = oneProcessCommunicator(devices);
     if (!made.isOk()) {
       for (const std::shared_ptr<CommState>& s : states) s->why = made.status().toString();
       logWarn("comm {} ({} ranks in this process): gpupeer did not start, every call to NCCL: {}",

@@ -127,20 +127,22 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 }
 
 // NCCL's error first; where NCCL has none, what gpupeer's kernels reported (a peer that did
-// not arrive within the bound, a mismatched call), read without waiting for any stream.
+// not arrive within the bound, a mismatched call), read without waiting for any stream. A rank
+// of a one-process set reports what any rank of the set's Communicator recorded: their kernels
+// wait for each other.
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   GPUPEER_NCCL_INTERNAL_CALL(ncclCommGetAsyncError, comm, asyncError);
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommGetAsyncError, comm, asyncError));
   if (r != ncclSuccess || asyncError == nullptr || *asyncError != ncclSuccess) return r;
   std::shared_ptr<gn::CommState> state = gn::findComm(comm);
-  if (state == nullptr || state->gpupeer == nullptr) return r;
+  if (state == nullptr || (state->gpupeer == nullptr && state->oneProcess == nullptr)) return r;
   // Watchdogs poll this for every operation in flight; the kernels' word is read at most every
   // 50 ms per communicator (each reading is a copy and a wait on a stream of its own).
   const std::int64_t now =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   if (state->gpupeerError.load() == 0 && now - state->lastPollNs.load() >= 50'000'000) {
     state->lastPollNs.store(now);
-    gpupeer::Status s = state->gpupeer->pollError();
+    gpupeer::Status s = state->gpupeer != nullptr ? state->gpupeer->pollError() : state->oneProcess->pollBarriers();
     if (!s.isOk()) state->gpupeerError.store(gn::failedCall(s));
   }
   if (int e = state->gpupeerError.load(); e != 0) *asyncError = static_cast<ncclResult_t>(e);

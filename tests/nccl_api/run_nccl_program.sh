@@ -2,11 +2,13 @@
 # The NCCL program (nccl_program.cpp) on 2 to 4 GPUs, one process per GPU and then one process
 # driving them all (--one-process): NCCL alone, then with
 # libgpupeer_nccl.so preloaded routing by its table (the default), then routing every call
-# gpupeer can run to gpupeer. Every run must check every element right. Skips (77) where fewer than 2 GPUs are
+# gpupeer can run to gpupeer. Every run must check every element right. Then, with every call on
+# gpupeer, STALLED_PEER (nccl_stalled_peer.cpp): a rank of a one-process set that never reaches
+# its call must be reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Skips (77) where fewer than 2 GPUs are
 # visible: NCCL refuses two ranks on one GPU.
-# Usage: run_nccl_program.sh PROGRAM LIBRARY [MAX_BYTES]
+# Usage: run_nccl_program.sh PROGRAM LIBRARY STALLED_PEER [MAX_BYTES]
 set -uo pipefail
-program=$1 library=$2 max=${3:-${GPUPEER_NCCL_TEST_MAX_BYTES:-268435456}}
+program=$1 library=$2 stalled=$3 max=${4:-${GPUPEER_NCCL_TEST_MAX_BYTES:-268435456}}
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 if [ "${gpus:-0}" -lt 2 ]; then
   echo "skipped: ${gpus:-0} GPU(s) visible; NCCL needs a GPU per rank"
@@ -29,4 +31,6 @@ for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
     done
   done
 done
+echo "== a stalled rank in one process, gpupeer, waits bounded at 5 s"
+LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_TIMEOUT_MS=5000 GPUPEER_NCCL_DEBUG=INFO "$stalled" || failed=1
 exit $failed
