@@ -11,13 +11,25 @@ __device__ std::uint32_t* wordsOf(const P2pArgs& a, int owner) {
   return reinterpret_cast<std::uint32_t*>(static_cast<char*>(a.memory[owner]) + a.layout.wordsOffset());
 }
 
-// The block's threads copy `bytes`: 16 bytes at a time where both ends allow it.
-__device__ void copyBlock(char* dst, const char* src, std::size_t bytes) {
-  if ((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | bytes) % 16 == 0) {
-    for (std::size_t i = threadIdx.x; i < bytes / 16; i += blockDim.x)
-      reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(src)[i];
+// The block's threads copy `lane`'s bytes of a chunk of `len` (P2pLayout::laneOf): 16 bytes at
+// a time where both ends are 16-byte aligned, then the few bytes past the last whole 16, which
+// lie in one granule; byte by byte otherwise.
+__device__ void copyLane(char* dst, const char* src, std::size_t len, int lane) {
+  if ((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % 16 == 0) {
+    const std::size_t whole = len / 16 * 16;
+    for (std::size_t i = threadIdx.x;; i += blockDim.x) {
+      const std::size_t at = P2pLayout::laneUnit(lane, i, 16);
+      if (at >= whole) break;
+      *reinterpret_cast<uint4*>(dst + at) = *reinterpret_cast<const uint4*>(src + at);
+    }
+    const std::size_t at = whole + threadIdx.x;
+    if (at < len && P2pLayout::laneOf(at) == lane) dst[at] = src[at];
   } else {
-    for (std::size_t i = threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
+    for (std::size_t i = threadIdx.x;; i += blockDim.x) {
+      const std::size_t at = P2pLayout::laneUnit(lane, i, 1);
+      if (at >= len) break;
+      dst[at] = src[at];
+    }
   }
 }
 
@@ -38,21 +50,20 @@ __global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
   for (std::size_t k = 0; k < chunks && !failed; ++k) {
     const std::uint32_t c = base + static_cast<std::uint32_t>(k);
     const std::size_t at = k * slot, len = t.bytes - at < slot ? t.bytes - at : slot;
-    const std::size_t b = a.layout.laneBegin(len, lane), e = a.layout.laneBegin(len, lane + 1);
     if (t.send) {
       // Slot c % 2 is free once the receiver has taken chunk c - 2.
       if (threadIdx.x == 0 && !awaitAtLeast(word(me, 1, t.peer), c - 1, a, t.peer)) failed = true;
       __syncthreads();
       if (failed) break;
       char* to = static_cast<char*>(a.memory[t.peer]) + a.layout.slotOffset(me, c % 2);
-      copyBlock(to + b, static_cast<const char*>(t.buffer) + at + b, e - b);
+      copyLane(to, static_cast<const char*>(t.buffer) + at, len, lane);
       publishToPeers(word(t.peer, 0, me), c + 1);  // the part lands before the receiver sees the count
     } else {
       if (threadIdx.x == 0 && !awaitAtLeast(word(me, 0, t.peer), c + 1, a, t.peer)) failed = true;
       __syncthreads();
       if (failed) break;
       const char* from = static_cast<const char*>(a.memory[me]) + a.layout.slotOffset(t.peer, c % 2);
-      copyBlock(static_cast<char*>(t.buffer) + at + b, from + b, e - b);
+      copyLane(static_cast<char*>(t.buffer) + at, from, len, lane);
       __syncthreads();
       // Every thread's loads of the slot are done (the barrier) before the sender may refill it.
       if (threadIdx.x == 0) releaseStore(word(t.peer, 1, me), c + 1);

@@ -4,8 +4,8 @@
 // a sender copies a chunk into one of two slots the receiver keeps for it and raises the
 // receiver's `ready` count; the receiver copies the chunk out and raises the sender's `ack`
 // count, which frees the slot. Each send and receive runs as kP2pLanes blocks, lane l moving
-// part l of every chunk with counts of its own: one block's stores carry a few tens of GB/s
-// over NVLink, far from the link. Counts only grow (compared by signed difference) and live in
+// its granules of every chunk with counts of its own: one block's stores carry a few tens of
+// GB/s over NVLink, far from the link. Counts only grow (compared by signed difference) and live in
 // device memory, so CUDA graph replays continue them. A group (RankCommunicator::groupStart/
 // groupEnd) runs all of its sends and receives in one kernel, so a cycle of them cannot
 // deadlock.
@@ -23,6 +23,11 @@ namespace gpupeer {
 inline constexpr int kMaxP2pTasks = 2 * kMaxCommRanks * 4;
 /// Blocks per send or receive; each moves its own part of every chunk.
 inline constexpr int kP2pLanes = 32;
+/// The lanes take a chunk's bytes in granules of this size, in turn. Dealt in turn rather than in
+/// one region per lane, every lane has work from 32 granules (128 KiB) up: with a region of
+/// slotBytes / kP2pLanes per lane, a send of up to 128 KiB was one block's alone, and on 2x H200
+/// took 12.6 us at 128 KiB across processes against 7.6 at 32 KiB (NCCL 7.9).
+inline constexpr std::size_t kP2pGranuleBytes = 4096;
 
 /// One rank's point-to-point memory, in this order: for each sender s, 2 slots of slotBytes
 /// (receives from s); then words, each per lane: ready[s] (chunks s has put here), ack[d]
@@ -34,14 +39,17 @@ struct P2pLayout {
   constexpr std::size_t bytes() const { return 2 * ranks * slotBytes + 4 * ranks * kP2pLanes * sizeof(std::uint32_t); }
   constexpr std::size_t slotOffset(int sender, int slot) const { return (2 * sender + slot) * slotBytes; }
   constexpr std::size_t wordsOffset() const { return 2 * ranks * slotBytes; }
-  /// Where lane `lane`'s part of a chunk of `len` bytes begins (it ends where lane + 1's
-  /// begins; lane kP2pLanes begins at len). Each lane owns the same region of every slot,
-  /// slotBytes / kP2pLanes, whatever the chunk's length: lanes move on independently, and a
-  /// lane whose region moved with the chunk's length would write into a short chunk's part that
-  /// another lane of the receiver has not read yet. slotBytes is a multiple of 16 x kP2pLanes.
-  constexpr std::size_t laneBegin(std::size_t len, int lane) const {
-    const std::size_t at = slotBytes / kP2pLanes * static_cast<std::size_t>(lane);
-    return lane >= kP2pLanes || at > len ? len : at;
+  /// The lane that moves byte `offset` of every chunk: granule g is lane g % kP2pLanes's,
+  /// whatever the chunk's length. Lanes move on independently, so a lane whose bytes moved with
+  /// the chunk's length would write into a short chunk's bytes that another lane of the
+  /// receiver has not read yet. slotBytes is a multiple of 16 x kP2pLanes.
+  static constexpr int laneOf(std::size_t offset) { return static_cast<int>(offset / kP2pGranuleBytes % kP2pLanes); }
+  /// Where the i-th unit of `unit` bytes (16 or 1; a divisor of the granule) that `lane` moves
+  /// lies in a chunk. A lane's units come in increasing order, so it stops at the first that
+  /// lies at or past the chunk's end.
+  static constexpr std::size_t laneUnit(int lane, std::size_t i, std::size_t unit) {
+    const std::size_t perGranule = kP2pGranuleBytes / unit;
+    return (static_cast<std::size_t>(lane) + i / perGranule * kP2pLanes) * kP2pGranuleBytes + i % perGranule * unit;
   }
 };
 

@@ -1,40 +1,63 @@
-// The point-to-point kernel's lanes split each chunk between them: every byte in exactly one
-// lane's part, parts in order on 16-byte boundaries, and each lane's part at the same place of
-// the slot in every chunk, whatever its length.
+// The point-to-point kernel's lanes deal each chunk between them in granules: every byte moved
+// by exactly one lane, in the units the kernel copies (16 bytes and single bytes), each lane's
+// bytes at the same place of the slot in every chunk whatever its length, and every lane busy
+// from 32 granules up.
 
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "ranks/p2p_kernels.cuh"
 
 namespace gpupeer {
 namespace {
 
-TEST(P2pLayout, LanesTileEveryChunkInOrderOn16ByteBoundaries) {
-  const P2pLayout l{2, std::size_t{4} << 20};
-  for (std::size_t len :
-       {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{255}, std::size_t{131072},
-        std::size_t{131073}, std::size_t{2097154}, l.slotBytes, l.slotBytes - 1}) {
-    EXPECT_EQ(l.laneBegin(len, 0), 0u) << len;
-    EXPECT_EQ(l.laneBegin(len, kP2pLanes), len) << len;
-    for (int lane = 0; lane < kP2pLanes; ++lane) {
-      const std::size_t b = l.laneBegin(len, lane), e = l.laneBegin(len, lane + 1);
-      EXPECT_LE(b, e) << len << " lane " << lane;
-      if (b < len) EXPECT_EQ(b % 16, 0u) << len << " lane " << lane;
+// Which lane moves each byte of a chunk of `len`, as the kernel walks its lanes' units of
+// `unit` bytes (P2pLayout::laneUnit; with 16, the bytes past the last whole unit as laneOf
+// says); -1 for a byte no lane moves, -2 for one moved twice.
+std::vector<int> movers(std::size_t len, std::size_t unit) {
+  std::vector<int> by(len, -1);
+  auto mark = [&](std::size_t at, int lane) { by[at] = by[at] == -1 ? lane : -2; };
+  const std::size_t whole = len / unit * unit;
+  for (int lane = 0; lane < kP2pLanes; ++lane) {
+    for (std::size_t i = 0;; ++i) {
+      const std::size_t at = P2pLayout::laneUnit(lane, i, unit);
+      if (at >= whole) break;
+      for (std::size_t b = 0; b < unit; ++b) mark(at + b, lane);
     }
+    for (std::size_t at = whole; at < len; ++at)
+      if (P2pLayout::laneOf(at) == lane) mark(at, lane);
+  }
+  return by;
+}
+
+TEST(P2pLayout, EveryByteOfEveryChunkIsMovedByExactlyTheLaneThatOwnsIt) {
+  for (std::size_t unit : {std::size_t{16}, std::size_t{1}})
+    for (std::size_t len :
+         {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{255}, std::size_t{4095},
+          std::size_t{4097}, std::size_t{131072}, std::size_t{131073}, std::size_t{2097154}, std::size_t{4} << 20}) {
+      const std::vector<int> by = movers(len, unit);
+      for (std::size_t at = 0; at < len; ++at)
+        ASSERT_EQ(by[at], P2pLayout::laneOf(at)) << "byte " << at << " of " << len << " in units of " << unit;
+    }
+}
+
+// Lanes move on independently: a lane must find its bytes where they were in the chunk before,
+// or a lane ahead writes a short chunk's bytes that a slower lane has not read yet (a short
+// last chunk of one send followed by the next send into the same slot).
+TEST(P2pLayout, EachLaneOwnsTheSameBytesOfEverySlotWhateverTheChunkLength) {
+  const std::vector<int> full = movers(std::size_t{4} << 20, 16);
+  for (std::size_t len : {std::size_t{1}, std::size_t{100000}, std::size_t{2097154}, std::size_t{3} << 20}) {
+    const std::vector<int> by = movers(len, 16);
+    for (std::size_t at = 0; at < len; ++at) ASSERT_EQ(by[at], full[at]) << "byte " << at << " of " << len;
   }
 }
 
-// Lanes move on independently: a lane must find its part where it was in the chunk before,
-// or a lane ahead writes a short chunk's bytes that a slower lane has not read yet (a short
-// last chunk of one send followed by the next send into the same slot).
-TEST(P2pLayout, EachLaneOwnsTheSameRegionOfEverySlotWhateverTheChunkLength) {
-  const P2pLayout l{4, std::size_t{4} << 20};
-  const std::size_t part = l.slotBytes / kP2pLanes;
-  for (std::size_t len : {std::size_t{1}, std::size_t{2097154}, std::size_t{3} << 20, l.slotBytes})
-    for (int lane = 0; lane < kP2pLanes; ++lane) {
-      EXPECT_GE(l.laneBegin(len, lane), std::min(len, part * lane)) << len << " lane " << lane;
-      EXPECT_LE(l.laneBegin(len, lane + 1), part * (lane + 1)) << len << " lane " << lane;
-    }
+TEST(P2pLayout, EveryLaneHasWorkFromThirtyTwoGranules) {
+  const std::vector<int> by = movers(kP2pLanes * kP2pGranuleBytes, 16);
+  std::vector<std::size_t> bytes(kP2pLanes);
+  for (int lane : by) ++bytes[lane];
+  for (int lane = 0; lane < kP2pLanes; ++lane) EXPECT_EQ(bytes[lane], kP2pGranuleBytes) << "lane " << lane;
 }
 
 TEST(P2pLayout, WordsFollowTheSlotsOneSetPerLane) {
