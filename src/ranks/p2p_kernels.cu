@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "collectives/one_shot_device.cuh"
 #include "cuda/signal_device.cuh"
 #include "ranks/p2p_kernels.cuh"
@@ -34,8 +36,9 @@ __device__ void copyLane(char* dst, const char* src, std::size_t len, int lane) 
 }
 
 __global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
-  const P2pTask t = a.tasks[blockIdx.x / kP2pLanes];
-  const int lane = blockIdx.x % kP2pLanes;
+  const P2pTask t = a.tasks[blockIdx.x / a.lanes];
+  const int lane = blockIdx.x % a.lanes;
+  if (lane >= a.layout.lanesFor(t.bytes)) return;  // nothing of this message is the lane's
   const int me = a.rank, n = a.layout.ranks;
   // This lane's words: [kind][rank][lane], kinds ready (by sender), ack (by receiver), sendSeq
   // and recvSeq.
@@ -80,7 +83,11 @@ cudaError_t launchP2p(const P2pArgs& a, cudaStream_t stream) {
   if (a.taskCount == 0) return cudaSuccess;
   if (a.taskCount > kMaxP2pTasks || a.layout.slotBytes == 0 || a.layout.slotBytes % (16 * kP2pLanes))
     return cudaErrorInvalidValue;
-  p2pKernel<<<a.taskCount * kP2pLanes, kP2pThreads, 0, stream>>>(a);
+  P2pArgs b = a;
+  b.lanes = 0;
+  for (int i = 0; i < a.taskCount; ++i) b.lanes = std::max(b.lanes, a.layout.lanesFor(a.tasks[i].bytes));
+  if (b.lanes == 0) return cudaSuccess;  // every task is empty
+  p2pKernel<<<b.taskCount * b.lanes, kP2pThreads, 0, stream>>>(b);
   return cudaGetLastError();
 }
 

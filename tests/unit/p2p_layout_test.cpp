@@ -1,7 +1,7 @@
 // The point-to-point kernel's lanes deal each chunk between them in granules: every byte moved
 // by exactly one lane, in the units the kernel copies (16 bytes and single bytes), each lane's
-// bytes at the same place of the slot in every chunk whatever its length, and every lane busy
-// from 32 granules up.
+// bytes at the same place of the slot in every chunk whatever its length, every lane busy from
+// one granule per lane up, and a message of one chunk taking exactly the lanes that own its bytes.
 
 #include <gtest/gtest.h>
 
@@ -53,11 +53,29 @@ TEST(P2pLayout, EachLaneOwnsTheSameBytesOfEverySlotWhateverTheChunkLength) {
   }
 }
 
-TEST(P2pLayout, EveryLaneHasWorkFromThirtyTwoGranules) {
+TEST(P2pLayout, EveryLaneHasWorkFromOneGranulePerLane) {
   const std::vector<int> by = movers(kP2pLanes * kP2pGranuleBytes, 16);
   std::vector<std::size_t> bytes(kP2pLanes);
   for (int lane : by) ++bytes[lane];
   for (int lane = 0; lane < kP2pLanes; ++lane) EXPECT_EQ(bytes[lane], kP2pGranuleBytes) << "lane " << lane;
+}
+
+// A lane that skips a message must own none of its bytes, and every lane that owns some must
+// take part; a message of several chunks takes every lane (its later chunks fill the slot).
+TEST(P2pLayout, AMessageTakesExactlyTheLanesThatOwnItsBytes) {
+  const P2pLayout l{2, std::size_t{4} << 20};
+  EXPECT_EQ(l.lanesFor(0), 0);
+  EXPECT_EQ(l.lanesFor(1), 1);
+  EXPECT_EQ(l.lanesFor(kP2pGranuleBytes), 1);
+  EXPECT_EQ(l.lanesFor(kP2pGranuleBytes + 1), 2);
+  EXPECT_EQ(l.lanesFor(l.slotBytes + 1), kP2pLanes);
+  for (std::size_t len : {std::size_t{1}, std::size_t{4097}, std::size_t{100000}, kP2pLanes * kP2pGranuleBytes - 1,
+                          kP2pLanes * kP2pGranuleBytes + 5, l.slotBytes}) {
+    std::vector<bool> owns(kP2pLanes, false);
+    for (int lane : movers(len, 16)) owns[lane] = true;
+    for (int lane = 0; lane < kP2pLanes; ++lane)
+      EXPECT_EQ(owns[lane], lane < l.lanesFor(len)) << "lane " << lane << " of a message of " << len;
+  }
 }
 
 TEST(P2pLayout, WordsFollowTheSlotsOneSetPerLane) {
