@@ -13,23 +13,14 @@
 #include "collective_gpu_support.hpp"
 #include "gpu_memory_support.hpp"
 #include "gpu_test_support.hpp"
+#include "stream_gate.hpp"
 
 namespace gpupeer {
 namespace {
 
 using testing::Ranks;
+using testing::StreamGate;
 using Clock = std::chrono::steady_clock;
-
-// Holds a stream until released: a host function that waits on a flag. It gives up after 60 s
-// so that a broken test cannot hold the GPU machine.
-struct StreamGate {
-  std::atomic<bool> open{false};
-  static void CUDART_CB wait(void* self) {
-    auto* gate = static_cast<StreamGate*>(self);
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (!gate->open.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
 
 struct MemoryInfo {
   std::size_t freeBytes = 0, totalBytes = 0;
@@ -64,7 +55,7 @@ TEST(CommunicatorFaults, PeerThatNeverArrivesIsNamedAndTheCommunicatorRecovers) 
   std::vector<void*> recv = {ranks.recv[0].get(), ranks.recv[1].get()};
   StreamGate gate;
   cudaSetDevice(1);
-  ASSERT_EQ(cudaLaunchHostFunc(ranks.raw[1], StreamGate::wait, &gate), cudaSuccess);
+  ASSERT_EQ(gate.hold(ranks.raw[1]), cudaSuccess);
   auto start = Clock::now();
   Status st = comm.value()->allReduce(send, recv, 1024, DataType::kFloat32, RedOp::kSum, ranks.raw);
   ASSERT_TRUE(st.isOk()) << st.toString();

@@ -27,6 +27,7 @@
 #include "gpu_test_support.hpp"
 #include "gpupeer/rank_communicator.hpp"
 #include "gpupeer/shareable_memory.hpp"
+#include "stream_gate.hpp"
 
 extern char** environ;
 
@@ -429,17 +430,6 @@ TEST(RankCommunicatorFaults, ThreadsOfOneProcessShareACommunicatorAndForeignBuff
   expectThreadRanksSumOnes(t.rank(0), t.rank(1), t.s0.get(), t.s1.get(), t.a.get(), t.b.get());
 }
 
-// Holds a stream until opened: a host function that waits on a flag (at most 60 s, so that a
-// broken test cannot hold the GPU machine).
-struct StreamGate {
-  std::atomic<bool> open{false};
-  static void CUDART_CB wait(void* self) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!static_cast<StreamGate*>(self)->open.load() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
-
 // The one-process fault: two ranks in one process, rank 1's stream held by a host-side wait so
 // its kernel never reaches the barrier. Rank 0 gives up at the bound naming rank 1; both are
 // destroyed without hanging, and a new communicator gives right answers.
@@ -447,8 +437,8 @@ TEST(RankCommunicatorFaults, PeerWhoseStreamIsHeldIsNamedAndANewCommunicatorWork
   GPUPEER_REQUIRE_GPUS(1);
   ThreadRanks t;
   ASSERT_NO_FATAL_FAILURE(t.start(3000));
-  StreamGate gate;
-  ASSERT_EQ(cudaLaunchHostFunc(t.s1.get(), StreamGate::wait, &gate), cudaSuccess);
+  testing::StreamGate gate;
+  ASSERT_EQ(gate.hold(t.s1.get()), cudaSuccess);
   ASSERT_TRUE(t.rank(1).allReduce(t.b.get(), t.b.get(), 1000, DataType::kFloat32, RedOp::kSum, t.s1.get()).isOk());
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(t.rank(0).allReduce(t.a.get(), t.a.get(), 1000, DataType::kFloat32, RedOp::kSum, t.s0.get()).isOk());

@@ -9,25 +9,16 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "../gpu/stream_gate.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Holds a stream until opened; gives up after 60 s so that a broken run cannot hold the GPUs.
-struct StreamGate {
-  std::atomic<bool> open{false};
-  static void CUDART_CB wait(void* self) {
-    auto* gate = static_cast<StreamGate*>(self);
-    const auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (!gate->open.load() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
 
 bool cudaOk(cudaError_t e, const char* what) {
   if (e != cudaSuccess) std::fprintf(stderr, "%s failed: %s\n", what, cudaGetErrorString(e));
@@ -64,10 +55,8 @@ int main() {
         !cudaOk(cudaDeviceSynchronize(), "cudaDeviceSynchronize"))
       return 2;
   }
-  StreamGate gate;
-  if (!cudaOk(cudaSetDevice(1), "cudaSetDevice") ||
-      !cudaOk(cudaLaunchHostFunc(streams[1], StreamGate::wait, &gate), "cudaLaunchHostFunc"))
-    return 2;
+  gpupeer::testing::StreamGate gate;
+  if (!cudaOk(cudaSetDevice(1), "cudaSetDevice") || !cudaOk(gate.hold(streams[1]), "cudaLaunchHostFunc")) return 2;
   const auto start = Clock::now();
   bool enqueued = ncclOk(ncclGroupStart(), "ncclGroupStart");
   for (int r = 0; r < kRanks; ++r)

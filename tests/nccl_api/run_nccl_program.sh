@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The NCCL program (nccl_program.cpp) on 2 to 4 GPUs, one process per GPU and then one process
-# driving them all (--one-process): NCCL alone, then with
-# libgpupeer_nccl.so preloaded routing by its table (the default), then routing every call
-# gpupeer can run to gpupeer. Every run must check every element right. Then, with every call on
-# gpupeer, STALLED_PEER (nccl_stalled_peer.cpp): a rank of a one-process set that never reaches
-# its call must be reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Skips (77) where fewer than 2 GPUs are
-# visible: NCCL refuses two ranks on one GPU.
+# driving them all (--one-process): NCCL alone, then with libgpupeer_nccl.so preloaded routing
+# by its table (the default), then routing every call gpupeer can run to gpupeer. Every run must
+# check every element right. Then, with every call on gpupeer, STALLED_PEER
+# (nccl_stalled_peer.cpp): a rank of a one-process set that never reaches its call must be
+# reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Skips (77) where fewer
+# than 2 GPUs are visible: NCCL refuses two ranks on one GPU.
 # Usage: run_nccl_program.sh PROGRAM LIBRARY STALLED_PEER [MAX_BYTES]
 set -uo pipefail
 program=$1 library=$2 stalled=$3 max=${4:-${GPUPEER_NCCL_TEST_MAX_BYTES:-268435456}}
@@ -20,14 +20,12 @@ for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
   for shape in "" --one-process; do
     for mode in nccl table gpupeer; do
       echo "== $ranks ranks${shape:+ in one process}, $mode"
-      if [ "$mode" = nccl ]; then
-        "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
-      elif [ "$mode" = table ]; then  # the library's default route
-        LD_PRELOAD=$library GPUPEER_NCCL_DEBUG=INFO "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
-      else
-        LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=$mode GPUPEER_NCCL_DEBUG=INFO \
-          "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
-      fi
+      case $mode in
+        nccl) route=() ;;
+        table) route=(LD_PRELOAD="$library" GPUPEER_NCCL_DEBUG=INFO) ;;  # the library's default route
+        gpupeer) route=(LD_PRELOAD="$library" GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_DEBUG=INFO) ;;
+      esac
+      env "${route[@]}" "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
     done
   done
 done
