@@ -35,34 +35,57 @@ __device__ void copyLane(char* dst, const char* src, std::size_t len, int lane) 
   }
 }
 
-__global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
-  const P2pTask t = a.tasks[blockIdx.x / a.lanes];
-  const int lane = blockIdx.x % a.lanes;
-  if (lane >= a.layout.lanesFor(t.bytes)) return;  // nothing of this message is the lane's
+// Records that the peer's chunk carries `theirs` bytes left of its message where this receive has
+// `mine` (the first error wins, as in waitGivesUp); both beside the error word for the host.
+__device__ void recordLengthMismatch(const P2pArgs& a, int peer, std::uint64_t theirs, std::uint64_t mine) {
+  if (atomicCAS(a.error, 0u, kLengthMismatchError | static_cast<std::uint32_t>(peer)) != 0) return;
+  a.error[2] = static_cast<std::uint32_t>(theirs);
+  a.error[3] = static_cast<std::uint32_t>(theirs >> 32);
+  a.error[4] = static_cast<std::uint32_t>(mine);
+  a.error[5] = static_cast<std::uint32_t>(mine >> 32);
+}
+
+// The block moves `lane`'s part of every chunk of task t. `failed` (shared) is set where a wait
+// gave up or the lengths differ; the caller's barrier follows.
+__device__ void moveLane(const P2pArgs& a, const P2pTask& t, int lane, bool& failed) {
   const int me = a.rank, n = a.layout.ranks;
   // This lane's words: [kind][rank][lane], kinds ready (by sender), ack (by receiver), sendSeq
-  // and recvSeq.
+  // and recvSeq; and the header of each slot's chunk.
   auto word = [&](int owner, int kind, int rank) { return wordsOf(a, owner) + (kind * n + rank) * kP2pLanes + lane; };
+  auto header = [&](int owner, int sender, std::uint32_t c) {
+    return reinterpret_cast<volatile std::uint64_t*>(static_cast<char*>(a.memory[owner]) +
+                                                     a.layout.headerOffset(sender, c % 2, lane));
+  };
   const std::size_t slot = a.layout.slotBytes;
   const std::size_t chunks = (t.bytes + slot - 1) / slot;
-  __shared__ bool failed;
-  if (threadIdx.x == 0) failed = false;
   std::uint32_t* const seq = word(me, t.send ? 2 : 3, t.peer);
   const std::uint32_t base = *seq;
-  __syncthreads();
+  __syncthreads();  // every thread has read the count before thread 0 moves it on
   for (std::size_t k = 0; k < chunks && !failed; ++k) {
     const std::uint32_t c = base + static_cast<std::uint32_t>(k);
     const std::size_t at = k * slot, len = t.bytes - at < slot ? t.bytes - at : slot;
     if (t.send) {
       // Slot c % 2 is free once the receiver has taken chunk c - 2.
-      if (threadIdx.x == 0 && !awaitAtLeast(word(me, 1, t.peer), c - 1, a, t.peer)) failed = true;
+      if (threadIdx.x == 0) {
+        if (awaitAtLeast(word(me, 1, t.peer), c - 1, a, t.peer))
+          *header(t.peer, me, c) = t.bytes - at;  // published with the part below
+        else
+          failed = true;
+      }
       __syncthreads();
       if (failed) break;
       char* to = static_cast<char*>(a.memory[t.peer]) + a.layout.slotOffset(me, c % 2);
       copyLane(to, static_cast<const char*>(t.buffer) + at, len, lane);
       publishToPeers(word(t.peer, 0, me), c + 1);  // the part lands before the receiver sees the count
     } else {
-      if (threadIdx.x == 0 && !awaitAtLeast(word(me, 0, t.peer), c + 1, a, t.peer)) failed = true;
+      if (threadIdx.x == 0) {
+        if (!awaitAtLeast(word(me, 0, t.peer), c + 1, a, t.peer)) {
+          failed = true;
+        } else if (const std::uint64_t left = *header(me, t.peer, c); left != t.bytes - at) {
+          recordLengthMismatch(a, t.peer, left, t.bytes - at);
+          failed = true;
+        }
+      }
       __syncthreads();
       if (failed) break;
       const char* from = static_cast<const char*>(a.memory[me]) + a.layout.slotOffset(t.peer, c % 2);
@@ -75,20 +98,46 @@ __global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
   if (threadIdx.x == 0) *seq = base + static_cast<std::uint32_t>(chunks);
 }
 
+// Block b of a task moves lanes b, b + blocksPerTask, ... of those its message takes. Three
+// blocks an SM: 40 registers a thread (4 bytes spilled) where the compiler's choice, 53, fits
+// two, so a group's blocks would spread thinner (p2pBlockBudget).
+__global__ void __launch_bounds__(kP2pThreads, 3) p2pKernel(P2pArgs a) {
+  const P2pTask t = a.tasks[blockIdx.x / a.blocksPerTask];
+  const int lanes = a.layout.lanesFor(t.bytes);
+  __shared__ bool failed;
+  if (threadIdx.x == 0) failed = false;
+  for (int lane = blockIdx.x % a.blocksPerTask; lane < lanes; lane += a.blocksPerTask) {
+    moveLane(a, t, lane, failed);
+    __syncthreads();  // every thread sees `failed` as thread 0 left it
+    if (failed) break;
+  }
+}
+
 }  // namespace
 
 cudaError_t loadP2pKernels() { return loadKernels(p2pKernel); }
 
 cudaError_t launchP2p(const P2pArgs& a, cudaStream_t stream) {
   if (a.taskCount == 0) return cudaSuccess;
-  if (a.taskCount > kMaxP2pTasks || a.layout.slotBytes == 0 || a.layout.slotBytes % (16 * kP2pLanes))
+  if (a.taskCount > kMaxP2pTasks || a.layout.slotBytes == 0 || a.layout.slotBytes % (16 * kP2pLanes) ||
+      a.blockBudget < 1)
     return cudaErrorInvalidValue;
+  int mostLanes = 0;
+  for (int i = 0; i < a.taskCount; ++i) mostLanes = std::max(mostLanes, a.layout.lanesFor(a.tasks[i].bytes));
+  if (mostLanes == 0) return cudaSuccess;  // every task is empty
   P2pArgs b = a;
-  b.lanes = 0;
-  for (int i = 0; i < a.taskCount; ++i) b.lanes = std::max(b.lanes, a.layout.lanesFor(a.tasks[i].bytes));
-  if (b.lanes == 0) return cudaSuccess;  // every task is empty
-  p2pKernel<<<b.taskCount * b.lanes, kP2pThreads, 0, stream>>>(b);
+  b.blocksPerTask = p2pBlocksPerTask(a.taskCount, mostLanes, a.blockBudget);
+  p2pKernel<<<b.taskCount * b.blocksPerTask, kP2pThreads, 0, stream>>>(b);
   return cudaGetLastError();
+}
+
+cudaError_t p2pBlockBudget(int device, int* blocks) {
+  int perSm = 0, sms = 0;
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, p2pKernel, kP2pThreads, 0); e != cudaSuccess)
+    return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
+  *blocks = std::max(1, perSm * sms / 2);
+  return cudaSuccess;
 }
 
 }  // namespace gpupeer

@@ -3,9 +3,12 @@
 // rank j), each pair with its own channel so that they never wait on ranks not involved:
 // a sender copies a chunk into one of two slots the receiver keeps for it and raises the
 // receiver's `ready` count; the receiver copies the chunk out and raises the sender's `ack`
-// count, which frees the slot. Each send and receive runs as kP2pLanes blocks, lane l moving
-// its granules of every chunk with counts of its own: one block's stores carry a few tens of
-// GB/s over NVLink, far from the link. Counts only grow (compared by signed difference) and live in
+// count, which frees the slot. Each send and receive has kP2pLanes lanes, lane l moving its
+// granules of every chunk with counts of its own (one block's stores carry a few tens of GB/s
+// over NVLink, far from the link), and takes p2pBlocksPerTask blocks, each moving its lanes in
+// increasing order. Every chunk carries the bytes its message has left from it, so a receive
+// whose length differs from the send's is reported (kLengthMismatchError), not read from a
+// slot that holds another message. Counts only grow (compared by signed difference) and live in
 // device memory, so CUDA graph replays continue them. A group (RankCommunicator::groupStart/
 // groupEnd) runs all of its sends and receives in one kernel, so a cycle of them cannot
 // deadlock.
@@ -19,8 +22,10 @@
 
 namespace gpupeer {
 
-/// The most sends and receives one kernel takes.
-inline constexpr int kMaxP2pTasks = 2 * kMaxCommRanks * 4;
+/// The most sends and receives one kernel takes: one send to and one receive from each rank,
+/// itself included (launchP2pTasks puts further ones in later kernels). The kernel's arguments
+/// are copied at every launch, so they hold no more tasks than that.
+inline constexpr int kMaxP2pTasks = 2 * kMaxCommRanks;
 /// The most blocks per send or receive; each moves its own part of every chunk. On 4x H200 (2 and
 /// 4 processes, graphs) 64 lanes of 512 threads carried 128 MiB in 445 us against 507 with 32
 /// lanes and 468 with 32 of 1024 threads (NCCL 461); a message of one chunk takes only the lanes
@@ -35,13 +40,19 @@ inline constexpr std::size_t kP2pGranuleBytes = 4096;
 /// One rank's point-to-point memory, in this order: for each sender s, 2 slots of slotBytes
 /// (receives from s); then words, each per lane: ready[s] (chunks s has put here), ack[d]
 /// (chunks rank d has taken from its slots for this rank), sendSeq[d], recvSeq[s] (this rank's
-/// own counts). (constexpr: the kernels call them too.)
+/// own counts); then for each sender, slot and lane the 64-bit header of the chunk in that
+/// slot: the bytes its message had left from that chunk on. (constexpr: the kernels call them
+/// too.)
 struct P2pLayout {
   int ranks = 0;
   std::size_t slotBytes = 0;
-  constexpr std::size_t bytes() const { return 2 * ranks * slotBytes + 4 * ranks * kP2pLanes * sizeof(std::uint32_t); }
+  constexpr std::size_t bytes() const { return headerOffset(ranks, 0, 0); }
   constexpr std::size_t slotOffset(int sender, int slot) const { return (2 * sender + slot) * slotBytes; }
   constexpr std::size_t wordsOffset() const { return 2 * ranks * slotBytes; }
+  constexpr std::size_t headerOffset(int sender, int slot, int lane) const {
+    return wordsOffset() + 4 * ranks * kP2pLanes * sizeof(std::uint32_t) +
+           ((2 * sender + slot) * kP2pLanes + lane) * sizeof(std::uint64_t);
+  }
   /// The lane that moves byte `offset` of every chunk: granule g is lane g % kP2pLanes's,
   /// whatever the chunk's length. Lanes move on independently, so a lane whose bytes moved with
   /// the chunk's length would write into a short chunk's bytes that another lane of the
@@ -65,6 +76,21 @@ struct P2pLayout {
   }
 };
 
+/// The blocks each task of a kernel of `tasks` sends and receives takes: one per lane its
+/// largest message reaches (`mostLanes`), or fewer, so that all tasks x blocks fit in
+/// `blockBudget`. A lane waits for its peer's same lane, so a block that waits for a peer's
+/// block that is not resident yet (blocks of tasks beyond what the GPU holds at once) may wait
+/// for ever: with 64 lanes, a rank sending to and receiving from 7 peers in one group (all to
+/// all on 8 ranks) needs 896 blocks where an H200 holds 396, and a rank's resident blocks can all
+/// wait for peers' blocks that are not. With every block resident each lane's two ends
+/// progress: a block moves its lanes in increasing order, so the lowest lane not yet moved is
+/// the current lane of its block on both ends.
+constexpr int p2pBlocksPerTask(int tasks, int mostLanes, int blockBudget) {
+  if (tasks <= 0 || mostLanes <= 0) return 0;
+  const int fit = blockBudget / tasks;
+  return fit < 1 ? 1 : fit < mostLanes ? fit : mostLanes;
+}
+
 struct P2pTask {
   bool send = false;
   int peer = 0;
@@ -78,7 +104,11 @@ struct P2pArgs {
   void* memory[kMaxCommRanks] = {};  ///< every rank's point-to-point memory, as this rank maps it
   P2pTask tasks[kMaxP2pTasks];
   int taskCount = 0;
-  int lanes = 0;                   ///< blocks per task (launchP2p sets it: the most any task takes)
+  /// The most blocks one kernel takes (p2pBlocksPerTask): half of those the GPU holds at once
+  /// (p2pBlockBudget), so that the kernel's blocks are all resident beside another kernel of
+  /// the same size (another communicator's, or work on another stream).
+  int blockBudget = 0;
+  int blocksPerTask = 0;  ///< launchP2p sets it
   std::uint32_t* error = nullptr;  ///< 1 + the peer not heard from in time, or kAbortedError
   unsigned long long timeoutNs = 0;
   const volatile std::uint32_t* abortWord = nullptr;
@@ -86,6 +116,9 @@ struct P2pArgs {
 
 /// Runs every task of `a` on the current device, in the lanes each takes (P2pLayout::lanesFor).
 cudaError_t launchP2p(const P2pArgs& a, cudaStream_t stream);
+
+/// The blocks of the point-to-point kernel `device` holds at once, halved (P2pArgs::blockBudget).
+cudaError_t p2pBlockBudget(int device, int* blocks);
 
 /// Loads the point-to-point kernel into the current device's context (see loadKernels).
 cudaError_t loadP2pKernels();

@@ -256,7 +256,8 @@ const char* RankCommunicator::registrationMechanism(const void* ptr) const {
 
 namespace {
 
-// What the kernels' error word (and, for a mismatch, the two calls written beside it) means.
+// What the kernels' error word (and, for a mismatch of calls or of lengths, the two written beside it)
+// means.
 Status errorFromWord(const RankCommunicator::Impl& c, std::uint32_t error, const std::uint32_t calls[4]) {
   if (error & kMismatchError)
     return GPUPEER_ERROR(
@@ -271,6 +272,13 @@ Status errorFromWord(const RankCommunicator::Impl& c, std::uint32_t error, const
                                      "(any more) here: it was deregistered before an operation (or a graph "
                                      "captured) with it ran, or lies outside the registered range",
                                      c.rank, error & ~kUnregisteredError));
+  if (error & kLengthMismatchError) {
+    auto bytes = [&](int i) { return static_cast<std::uint64_t>(calls[i + 1]) << 32 | calls[i]; };
+    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
+                         fmt::format("rank {} (this rank) receives {} bytes from rank {}, whose send has {}: a send and "
+                                     "its receive must have the same count and type",
+                                     c.rank, bytes(2), error & ~kLengthMismatchError, bytes(0)));
+  }
   if (error == kAbortedError)
     return GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));
   if (error - 1 < static_cast<std::uint32_t>(c.n())) {
@@ -294,9 +302,10 @@ Status RankCommunicator::checkError() {
   GPUPEER_CUDA_CHECK(c.device, cudaSetDevice(c.device));
   GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(&error, c.errorWord(), sizeof error, cudaMemcpyDeviceToHost));
   if (error == 0) return usable(c);
-  // For a mismatch the kernel wrote both calls beside the error word before the stream ended.
+  // For a mismatch the kernel wrote both calls (or lengths) beside the error word before the
+  // stream ended.
   std::uint32_t calls[4] = {};
-  if (error & kMismatchError)
+  if (error & (kMismatchError | kLengthMismatchError))
     GPUPEER_CUDA_CHECK(c.device, cudaMemcpy(calls, c.errorWord() + 2, sizeof calls, cudaMemcpyDeviceToHost));
   c.failure = errorFromWord(c, error, calls);
   return c.failure;

@@ -274,6 +274,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   GPUPEER_RETURN_IF_ERROR(core.signals.createInMemory(rank, device, signalWords, kSignalsPerSender,
                                                       {c.errorWord(), core.timeoutNs, core.abortWord}));
   c.p2p.rank = rank;
+  GPUPEER_CUDA_CHECK(device, p2pBlockBudget(device, &c.p2p.blockBudget));
   c.p2p.error = c.errorWord();
   c.p2p.timeoutNs = core.timeoutNs;
   c.p2p.abortWord = core.abortWord;

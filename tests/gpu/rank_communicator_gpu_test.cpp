@@ -126,6 +126,24 @@ TEST_P(RankCommunicatorProcesses, SendRecvBetweenEveryPairAndInAGroupedCycle) {
   expectEveryRankPrinted(runWorkers("p2p", n, allRanks(n), 20000, 200), {"ok cycle and self"});
 }
 
+// Eight ranks (several per GPU where fewer are lent) each send to and receive from every rank
+// in one group, 8 MiB and more per pair: 16 sends and receives of 64 lanes would need 1024
+// blocks where an H200 holds 396, and each rank's nearest peers come first in its group and
+// last in theirs, so blocks that wait for peers' blocks not yet resident hung until the bound.
+TEST(RankCommunicatorSends, AllToAllOfEightRanksNeedsNoMoreBlocksThanTheGpuHolds) {
+  GPUPEER_REQUIRE_GPUS(1);
+  expectEveryRankPrinted(runWorkers("p2p-all-to-all", 8, allRanks(8), 20000, 240), {"0 wrong"});
+}
+
+// A receive longer than its send (one chunk), and a shorter one of several chunks whose send
+// waits for the receiver: the receiver names both lengths at once, the sender names the
+// receiver at its 3 s bound.
+TEST(RankCommunicatorSends, ReceiveOfAnotherLengthThanItsSendIsReported) {
+  GPUPEER_REQUIRE_GPUS(1);
+  expectEveryRankPrinted(runWorkers("p2p-length-longer", 2, allRanks(2), 3000, 60), {"ok lengths differ"});
+  expectEveryRankPrinted(runWorkers("p2p-length-shorter", 2, allRanks(2), 3000, 60), {"ok lengths differ"});
+}
+
 // Ranks whose kernels would take different grids or steps would wait for each other's flags
 // until the bound: init compares the tuning variables and names the one that differs.
 TEST_P(RankCommunicatorProcesses, RanksGivenDifferentTuningFailInitNamingTheVariable) {

@@ -1,7 +1,7 @@
 #pragma once
 // Scenarios of the rank worker (rank_worker.cpp) that move large data between processes:
-// many-piece calls on fresh inputs (rank_large_calls.cpp) and the random soak against NCCL
-// (rank_soak.cpp). Each counts its failures in rank_worker_checks.hpp.
+// many-piece calls on fresh inputs (rank_large_calls.cpp), the random soak against NCCL
+// (rank_soak.cpp) and point-to-point groups and faults (rank_p2p.cpp). Each counts its failures in rank_worker_checks.hpp.
 
 #include <cuda_runtime_api.h>
 
@@ -30,5 +30,15 @@ void largeCallsOnFreshInputs(RankCommunicator& comm, cudaStream_t stream, bool r
 /// the results must agree element by element. Prints "soak skipped: ..." where NCCL cannot
 /// be opened.
 void soakAgainstNccl(RankCommunicator& comm, cudaStream_t stream, int calls);
+
+/// `rounds` all-to-alls by grouped sends and receives of `bytes` per pair, itself included, in an
+/// order that puts each rank's nearest peers first and its peers' view of it last; every byte
+/// checked. On 8 ranks with messages of several slots the group needs more blocks than a GPU
+/// holds at once (p2pBlocksPerTask).
+void allToAllBySends(RankCommunicator& comm, cudaStream_t stream, std::size_t bytes, int rounds);
+
+/// Rank 0 sends `sent` bytes to rank 1, which receives `received`: rank 1 must report both
+/// lengths at once and refuse more work; rank 0 must name rank 1 where its send waits for it.
+void sendRecvLengthsDiffer(RankCommunicator& comm, cudaStream_t stream, std::size_t sent, std::size_t received);
 
 }  // namespace gpupeer

@@ -448,6 +448,12 @@ int run(int argc, char** argv) {
     w.backToBackAndGraphs();
   } else if (scenario == "p2p") {
     w.pointToPoint();
+  } else if (scenario == "p2p-all-to-all") {
+    allToAllBySends(comm, w.s(), (8u << 20) + 12345, 2);  // three chunks of the 4 MiB slots
+  } else if (scenario == "p2p-length-longer") {
+    sendRecvLengthsDiffer(comm, w.s(), 1u << 20, (1u << 20) + 16);
+  } else if (scenario == "p2p-length-shorter") {
+    sendRecvLengthsDiffer(comm, w.s(), (12u << 20) + 5, (8u << 20) + 5);
   } else if (scenario == "killed") {
     w.killed(timeoutMs);
   } else if (scenario.rfind("killed-during-", 0) == 0) {  // killed-during-<MiB>-<eager|graph>

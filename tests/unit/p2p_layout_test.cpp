@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "ranks/p2p_kernels.cuh"
@@ -81,8 +82,89 @@ TEST(P2pLayout, AMessageTakesExactlyTheLanesThatOwnItsBytes) {
 TEST(P2pLayout, WordsFollowTheSlotsOneSetPerLane) {
   const P2pLayout l{4, 1u << 20};
   EXPECT_EQ(l.wordsOffset(), 8u << 20);
-  EXPECT_EQ(l.bytes(), (8u << 20) + 4 * 4 * kP2pLanes * sizeof(std::uint32_t));
+  EXPECT_EQ(l.headerOffset(0, 0, 0), (8u << 20) + 4 * 4 * kP2pLanes * sizeof(std::uint32_t));
   EXPECT_EQ(l.slotOffset(3, 1), 7u << 20);
+}
+
+// Each sender, slot and lane has a 64-bit header of its own after the words, 8-byte aligned,
+// and the memory ends with the last one.
+TEST(P2pLayout, ChunkHeadersFollowTheWordsOnePerSenderSlotAndLane) {
+  const P2pLayout l{4, 1u << 20};
+  const std::size_t first = l.wordsOffset() + 4 * 4 * kP2pLanes * sizeof(std::uint32_t);
+  std::vector<std::size_t> at;
+  for (int s = 0; s < 4; ++s)
+    for (int slot = 0; slot < 2; ++slot)
+      for (int lane = 0; lane < kP2pLanes; ++lane) at.push_back(l.headerOffset(s, slot, lane));
+  std::sort(at.begin(), at.end());
+  EXPECT_EQ(at.front(), first);
+  for (std::size_t i = 0; i < at.size(); ++i) ASSERT_EQ(at[i], first + i * 8) << "header " << i;
+  EXPECT_EQ(l.bytes(), at.back() + 8);
+}
+
+TEST(P2pBlocksPerTask, EveryLaneOfTheLargestMessageUntilTheBudgetIsReached) {
+  EXPECT_EQ(p2pBlocksPerTask(0, kP2pLanes, 198), 0);
+  EXPECT_EQ(p2pBlocksPerTask(2, 0, 198), 0);
+  EXPECT_EQ(p2pBlocksPerTask(2, kP2pLanes, 198), kP2pLanes);
+  EXPECT_EQ(p2pBlocksPerTask(2, 5, 198), 5);
+  EXPECT_EQ(p2pBlocksPerTask(6, kP2pLanes, 198), 33);
+  EXPECT_EQ(p2pBlocksPerTask(16, kP2pLanes, 198), 12);
+  EXPECT_EQ(p2pBlocksPerTask(16, kP2pLanes, 10), 1);  // never none
+  for (int tasks = 1; tasks <= kMaxP2pTasks; ++tasks)
+    for (int budget : {16, 66, 198, 1000}) {
+      const int b = p2pBlocksPerTask(tasks, kP2pLanes, budget);
+      ASSERT_LE(tasks * b, std::max(budget, tasks)) << tasks << " tasks, budget " << budget;
+      ASSERT_GE(b, 1);
+    }
+}
+
+// A model of one group on n ranks: each rank sends to and receives from every rank (itself
+// included) a message of `chunks` chunks, its nearest peers first, as the all-to-all GPU test
+// does. Each GPU holds `holds` blocks at once and starts them in index order; a block moves its
+// lanes (b, b + blocks per task, ...) in increasing order, one chunk per step where the other
+// end allows it (a send's chunk k once the receiver took chunk k - 2, a receive's once it was
+// sent). True where every lane of every rank finishes.
+bool groupFinishes(int n, int chunks, int holds, int blocksPerTask) {
+  struct Block {
+    int task, lane;  // the lane it moves now
+  };
+  const int tasks = 2 * n;
+  // done[r][task][lane]: chunks moved; task 2d is the send to peer r + d + 1, 2d + 1 the receive.
+  std::vector<std::vector<std::vector<int>>> done(n, std::vector<std::vector<int>>(tasks, std::vector<int>(kP2pLanes)));
+  auto taskOf = [&](int r, int peer, bool send) { return 2 * ((peer - r + n - 1) % n) + (send ? 0 : 1); };
+  std::vector<std::vector<Block>> resident(n);
+  std::vector<int> next(n, 0);  // the next block to start
+  const int blocks = tasks * blocksPerTask;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < n; ++r) {
+      while (static_cast<int>(resident[r].size()) < holds && next[r] < blocks) {
+        resident[r].push_back({next[r] / blocksPerTask, next[r] % blocksPerTask});
+        ++next[r];
+        moved = true;
+      }
+      for (Block& b : resident[r]) {
+        if (b.lane >= kP2pLanes) continue;
+        const bool send = b.task % 2 == 0;
+        const int peer = (r + b.task / 2 + 1) % n;
+        int& mine = done[r][b.task][b.lane];
+        const int theirs = done[peer][taskOf(peer, r, !send)][b.lane];
+        if (send ? theirs >= mine - 1 : theirs > mine) ++mine, moved = true;
+        if (mine == chunks) b.lane += blocksPerTask;
+      }
+      std::erase_if(resident[r], [](const Block& b) { return b.lane >= kP2pLanes; });
+    }
+  }
+  for (int r = 0; r < n; ++r)
+    if (next[r] < 2 * n * blocksPerTask || !resident[r].empty()) return false;
+  return true;
+}
+
+TEST(P2pBlocksPerTask, AllToAllOfEightRanksFinishesWhereOneBlockPerLaneDoesNot) {
+  const int holds = 396;  // an H200: 132 SMs, three blocks of the kernel each
+  EXPECT_FALSE(groupFinishes(8, 3, holds, kP2pLanes));
+  EXPECT_TRUE(groupFinishes(8, 3, holds, p2pBlocksPerTask(16, kP2pLanes, holds / 2)));
+  EXPECT_TRUE(groupFinishes(4, 3, holds, p2pBlocksPerTask(8, kP2pLanes, holds / 2)));
+  EXPECT_TRUE(groupFinishes(2, 3, holds, p2pBlocksPerTask(4, kP2pLanes, holds / 2)));
 }
 
 }  // namespace
