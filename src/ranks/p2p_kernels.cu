@@ -78,19 +78,22 @@ __device__ void moveLane(const P2pArgs& a, const P2pTask& t, int lane, bool& fai
       copyLane(to, static_cast<const char*>(t.buffer) + at, len, lane);
       publishToPeers(word(t.peer, 0, me), c + 1);  // the part lands before the receiver sees the count
     } else {
-      if (threadIdx.x == 0) {
-        if (!awaitAtLeast(word(me, 0, t.peer), c + 1, a, t.peer)) {
-          failed = true;
-        } else if (const std::uint64_t left = *header(me, t.peer, c); left != t.bytes - at) {
-          recordLengthMismatch(a, t.peer, left, t.bytes - at);
-          failed = true;
-        }
+      if (threadIdx.x == 0 && !awaitAtLeast(word(me, 0, t.peer), c + 1, a, t.peer)) failed = true;
+      __syncthreads();
+      if (failed) break;
+      // Thread 0 reads the chunk's header beside its share of the copy rather than before it (a
+      // load in the way of every message). A chunk of another length is still copied, within
+      // the slot and this receive's buffer, but never acknowledged.
+      std::uint64_t left = 0;
+      if (threadIdx.x == 0) left = *header(me, t.peer, c);
+      const char* from = static_cast<const char*>(a.memory[me]) + a.layout.slotOffset(t.peer, c % 2);
+      copyLane(static_cast<char*>(t.buffer) + at, from, len, lane);
+      if (threadIdx.x == 0 && left != t.bytes - at) {
+        recordLengthMismatch(a, t.peer, left, t.bytes - at);
+        failed = true;
       }
       __syncthreads();
       if (failed) break;
-      const char* from = static_cast<const char*>(a.memory[me]) + a.layout.slotOffset(t.peer, c % 2);
-      copyLane(static_cast<char*>(t.buffer) + at, from, len, lane);
-      __syncthreads();
       // Every thread's loads of the slot are done (the barrier) before the sender may refill it.
       if (threadIdx.x == 0) releaseStore(word(t.peer, 1, me), c + 1);
     }
@@ -98,15 +101,18 @@ __device__ void moveLane(const P2pArgs& a, const P2pTask& t, int lane, bool& fai
   if (threadIdx.x == 0) *seq = base + static_cast<std::uint32_t>(chunks);
 }
 
-// Block b of a task moves lanes b, b + blocksPerTask, ... of those its message takes. Three
-// blocks an SM: 40 registers a thread (4 bytes spilled) where the compiler's choice, 53, fits
-// two, so a group's blocks would spread thinner (p2pBlockBudget).
-__global__ void __launch_bounds__(kP2pThreads, 3) p2pKernel(P2pArgs a) {
+// Block b of a task moves lanes b, b + blocksPerTask, ... of those its message takes.
+__global__ void __launch_bounds__(kP2pThreads) p2pKernel(P2pArgs a) {
   const P2pTask t = a.tasks[blockIdx.x / a.blocksPerTask];
-  const int lanes = a.layout.lanesFor(t.bytes);
+  const int lanes = a.layout.lanesFor(t.bytes), first = blockIdx.x % a.blocksPerTask;
+  if (first >= lanes) return;  // nothing of this message is the block's
   __shared__ bool failed;
   if (threadIdx.x == 0) failed = false;
-  for (int lane = blockIdx.x % a.blocksPerTask; lane < lanes; lane += a.blocksPerTask) {
+  if (first + a.blocksPerTask >= lanes) {  // one lane: every group that fits the GPU as it is
+    moveLane(a, t, first, failed);
+    return;
+  }
+  for (int lane = first; lane < lanes; lane += a.blocksPerTask) {
     moveLane(a, t, lane, failed);
     __syncthreads();  // every thread sees `failed` as thread 0 left it
     if (failed) break;

@@ -144,8 +144,11 @@ def main():
             x.copy_(values(rank, n, torch.float32, salt=replay))
             g.replay()
             step(f"graph replay {replay}", x, sum(values(r, n, torch.float32, salt=replay) for r in range(world)))
-    faulthandler.cancel_dump_traceback_later()
+        # NCCL's ncclCommDestroy waits until every graph that captured one of its calls is gone.
+        del g
+        torch.cuda.synchronize()
     nccl("ncclCommDestroy", comm)
+    faulthandler.cancel_dump_traceback_later()
     print(f"rank {rank}: {wrong} wrong", flush=True)
     dist.destroy_process_group()
     return 1 if wrong else 0

@@ -4,8 +4,10 @@
 # by its table (the default), then routing every call gpupeer can run to gpupeer. Every run must
 # check every element right. Then, with every call on gpupeer, STALLED_PEER
 # (nccl_stalled_peer.cpp): a rank of a one-process set that never reaches its call must be
-# reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Skips (77) where fewer
-# than 2 GPUs are visible: NCCL refuses two ranks on one GPU.
+# reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Last, where torch is
+# installed, pynccl_program.py on 2 GPUs opens NCCL by path as vLLM does: torch's own NCCL, then
+# the library by its table, then with every call on gpupeer. Skips (77) where fewer than 2 GPUs
+# are visible: NCCL refuses two ranks on one GPU.
 # Usage: run_nccl_program.sh PROGRAM LIBRARY STALLED_PEER [MAX_BYTES]
 set -uo pipefail
 program=$1 library=$2 stalled=$3 max=${4:-${GPUPEER_NCCL_TEST_MAX_BYTES:-268435456}}
@@ -31,4 +33,18 @@ for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
 done
 echo "== a stalled rank in one process, gpupeer, waits bounded at 5 s"
 LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_TIMEOUT_MS=5000 GPUPEER_NCCL_DEBUG=INFO "$stalled" || failed=1
+here=$(cd "$(dirname "$0")" && pwd)
+torch_nccl=$(python3 -c "import glob, site; print(sorted(glob.glob(site.getsitepackages()[0] + '/nvidia/nccl*/lib/libnccl.so.2'))[0])" 2>/dev/null)
+if [ -z "$torch_nccl" ]; then
+  echo "== opened by path: skipped, no torch with its NCCL in python3"
+else
+  by_path=(python3 -m torch.distributed.run --nproc-per-node 2 "$here/pynccl_program.py" --bound 60
+    --max-bytes "$((max < 67108864 ? max : 67108864))")
+  echo "== opened by path, torch's NCCL ($torch_nccl)"
+  "${by_path[@]}" --library "$torch_nccl" || failed=1
+  echo "== opened by path, the library by its table"
+  GPUPEER_NCCL_DEBUG=INFO "${by_path[@]}" --library "$library" || failed=1
+  echo "== opened by path, gpupeer"
+  GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_DEBUG=INFO "${by_path[@]}" --library "$library" || failed=1
+fi
 exit $failed
