@@ -80,9 +80,9 @@ struct P2pLayout {
 /// largest message reaches (`mostLanes`), or fewer, so that all tasks x blocks fit in
 /// `blockBudget`. A lane waits for its peer's same lane, so a block that waits for a peer's
 /// block that is not resident yet (blocks of tasks beyond what the GPU holds at once) may wait
-/// for ever: with 64 lanes, a rank sending to and receiving from 7 peers in one group (all to
-/// all on 8 ranks) needs 896 blocks where an H200 holds 396, and a rank's resident blocks can all
-/// wait for peers' blocks that are not. With every block resident each lane's two ends
+/// for ever: with 64 lanes, a rank sending to and receiving from each of 8 ranks, itself
+/// included, in one group needs 1024 blocks where an H200 holds 264, and a rank's resident
+/// blocks can all wait for peers' blocks that are not. With every block resident each lane's two ends
 /// progress: a block moves its lanes in increasing order, so the lowest lane not yet moved is
 /// the current lane of its block on both ends.
 constexpr int p2pBlocksPerTask(int tasks, int mostLanes, int blockBudget) {

@@ -128,7 +128,7 @@ TEST_P(RankCommunicatorProcesses, SendRecvBetweenEveryPairAndInAGroupedCycle) {
 
 // Eight ranks (several per GPU where fewer are lent) each send to and receive from every rank
 // in one group, 8 MiB and more per pair: 16 sends and receives of 64 lanes would need 1024
-// blocks where an H200 holds 396, and each rank's nearest peers come first in its group and
+// blocks where an H200 holds 264, and each rank's nearest peers come first in its group and
 // last in theirs, so blocks that wait for peers' blocks not yet resident hung until the bound.
 TEST(RankCommunicatorSends, AllToAllOfEightRanksNeedsNoMoreBlocksThanTheGpuHolds) {
   GPUPEER_REQUIRE_GPUS(1);

@@ -160,7 +160,7 @@ bool groupFinishes(int n, int chunks, int holds, int blocksPerTask) {
 }
 
 TEST(P2pBlocksPerTask, AllToAllOfEightRanksFinishesWhereOneBlockPerLaneDoesNot) {
-  const int holds = 396;  // an H200: 132 SMs, three blocks of the kernel each
+  const int holds = 264;  // an H200: 132 SMs, two blocks of the kernel (64 registers a thread) each
   EXPECT_FALSE(groupFinishes(8, 3, holds, kP2pLanes));
   EXPECT_TRUE(groupFinishes(8, 3, holds, p2pBlocksPerTask(16, kP2pLanes, holds / 2)));
   EXPECT_TRUE(groupFinishes(4, 3, holds, p2pBlocksPerTask(8, kP2pLanes, holds / 2)));
