@@ -260,12 +260,17 @@ Status Communicator::sendRecv(const std::vector<const void*>& send, const std::v
 
 namespace {
 
-// Rank r's record of a barrier it gave up on: 1 + the rank that did not arrive.
+// Rank r's record of a barrier it gave up on: 1 + the rank that did not arrive. Most often that
+// rank's stream never reached the operation (work ahead of it, a held stream, a call missing on
+// it); a pair whose P2P writes never land looks the same, and `gpupeer check` tells them apart.
+// No KB entry is named: none explains the timeout by itself.
 Status barrierTimeout(const Communicator::Impl& c, int r, std::uint32_t error) {
   return GPUPEER_ERROR(ErrorCode::kTimeout,
-                       fmt::format("rank {} (GPU{}) waited more than {:g} s at a barrier for rank {} (GPU{})", r,
-                                   c.devices[r], c.timeoutNs / 1e9, error - 1, c.devices[error - 1]))
-      .withKbId("platform/p2p-advertised-but-broken");
+                       fmt::format("rank {} (GPU{}) waited more than {:g} s at a barrier for rank {} (GPU{}): its "
+                                   "stream did not reach the same operation (work ahead of it, or a call missing "
+                                   "there), or writes between the two GPUs do not arrive (`gpupeer check` tests "
+                                   "every pair)",
+                                   r, c.devices[r], c.timeoutNs / 1e9, error - 1, c.devices[error - 1]));
 }
 
 }  // namespace
