@@ -94,6 +94,11 @@ Status runDeferred(std::vector<GpupeerCall>& calls, ncclResult_t& forwarded) {
     for (int i : p.members)
       if (ncclResult_t r = forwardCall(calls[i]); r != ncclSuccess && forwarded == ncclSuccess) forwarded = r;
   };
+  auto runOrForward = [&](const PairedCalls& p) {
+    Status s;
+    if (!p.whole || !runPaired(calls, p, s)) forward(p);
+    keep(s);
+  };
   std::vector<GroupedCall> grouped(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const GpupeerCall& c = calls[i];
@@ -118,17 +123,11 @@ Status runDeferred(std::vector<GpupeerCall>& calls, ncclResult_t& forwarded) {
     if (c.state->oneProcess == nullptr) {
       keep(runCall(c));
     } else if (int k = pairingStartingAt[i]; k >= 0) {
-      Status s;
-      if (!pairings[k].whole || !runPaired(calls, pairings[k], s)) forward(pairings[k]);
-      keep(s);
+      runOrForward(pairings[k]);
     }
   }
-  for (const PairedCalls& p : pairings) {
-    if (!p.sendRecv) continue;
-    Status s;
-    if (!p.whole || !runPaired(calls, p, s)) forward(p);
-    keep(s);
-  }
+  for (const PairedCalls& p : pairings)
+    if (p.sendRecv) runOrForward(p);
   std::vector<CommState*> comms;
   for (const GpupeerCall& c : calls)
     if (c.op == CollOp::kSendRecv && c.state->oneProcess == nullptr &&
