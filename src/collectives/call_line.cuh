@@ -52,12 +52,7 @@ __device__ __forceinline__ bool sameCall(const OneShotArgs& a, std::uint32_t epo
   const uint2 theirs = awaitLine(a, callLine(a, a.rank, epoch & 1, peer), epoch, peer);
   if (theirs.x == 0) return false;  // gave up (no call is all zero)
   if (theirs.x == a.call[0] && theirs.y == a.call[1]) return true;
-  if (atomicCAS(a.error, 0u, kMismatchError | static_cast<std::uint32_t>(peer)) == 0) {
-    a.error[2] = theirs.x;
-    a.error[3] = theirs.y;
-    a.error[4] = a.call[0];
-    a.error[5] = a.call[1];
-  }
+  recordError(a.error, kMismatchError | static_cast<std::uint32_t>(peer), theirs.x, theirs.y, a.call[0], a.call[1]);
   return false;
 }
 

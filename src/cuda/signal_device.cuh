@@ -80,18 +80,40 @@ __device__ __forceinline__ bool waitGivesUp(std::uint32_t* error, unsigned long 
   return true;
 }
 
-// Waits until *flag reaches `want` (acquire), comparing by signed difference so that flags may
-// wrap around 2^32; false, with `sender` recorded, once the wait gives up (waitGivesUp). The
-// bound and the abort word are looked at every 64 polls only. `bound` is the kernel's
-// arguments (OneShotArgs, P2pArgs): their error word, timeoutNs and abortWord.
+// Records `code` in the rank's error word where no error came first, with four words beside it
+// for the host to name (the two calls of a mismatch, or a send's and its receive's lengths).
+// Every later wait of the rank then gives up at once (waitGivesUp).
+__device__ __forceinline__ void recordError(std::uint32_t* error, std::uint32_t code, std::uint32_t w0,
+                                            std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
+  if (atomicCAS(error, 0u, code) != 0) return;
+  error[2] = w0;
+  error[3] = w1;
+  error[4] = w2;
+  error[5] = w3;
+}
+
+// Polls *flag (acquire) until `done(value)`, leaving the value in `value`; false, with `sender`
+// recorded, once the wait gives up (waitGivesUp). The bound and the abort word are looked at
+// every 64 polls only. `bound` is the kernel's arguments (OneShotArgs, P2pArgs,
+// AwaitSignalsArgs): their error word, timeoutNs and abortWord.
+template <class Bound, class Done>
+__device__ __forceinline__ bool awaitValue(const volatile std::uint32_t* flag, const Bound& bound, int sender, Done done,
+                                           std::uint32_t& value) {
+  const unsigned long long start = globalTimerNs();
+  for (int spins = 0;; ++spins) {
+    value = acquireLoad(flag);
+    if (done(value)) return true;
+    if ((spins & 63) == 63 && waitGivesUp(bound.error, bound.timeoutNs, bound.abortWord, start, sender)) return false;
+  }
+}
+
+// Waits until *flag reaches `want`, comparing by signed difference so that flags may wrap
+// around 2^32 (awaitValue).
 template <class Bound>
 __device__ __forceinline__ bool awaitAtLeast(const volatile std::uint32_t* flag, std::uint32_t want, const Bound& bound,
                                              int sender) {
-  const unsigned long long start = globalTimerNs();
-  for (int spins = 0;; ++spins) {
-    if (static_cast<int>(acquireLoad(flag) - want) >= 0) return true;
-    if ((spins & 63) == 63 && waitGivesUp(bound.error, bound.timeoutNs, bound.abortWord, start, sender)) return false;
-  }
+  std::uint32_t value;
+  return awaitValue(flag, bound, sender, [want](std::uint32_t v) { return static_cast<int>(v - want) >= 0; }, value);
 }
 
 }  // namespace gpupeer

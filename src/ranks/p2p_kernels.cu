@@ -35,16 +35,6 @@ __device__ void copyLane(char* dst, const char* src, std::size_t len, int lane) 
   }
 }
 
-// Records that the peer's chunk carries `theirs` bytes left of its message where this receive has
-// `mine` (the first error wins, as in waitGivesUp); both beside the error word for the host.
-__device__ void recordLengthMismatch(const P2pArgs& a, int peer, std::uint64_t theirs, std::uint64_t mine) {
-  if (atomicCAS(a.error, 0u, kLengthMismatchError | static_cast<std::uint32_t>(peer)) != 0) return;
-  a.error[2] = static_cast<std::uint32_t>(theirs);
-  a.error[3] = static_cast<std::uint32_t>(theirs >> 32);
-  a.error[4] = static_cast<std::uint32_t>(mine);
-  a.error[5] = static_cast<std::uint32_t>(mine >> 32);
-}
-
 // The block moves `lane`'s part of every chunk of task t. `failed` (shared) is set where a wait
 // gave up or the lengths differ; the caller's barrier follows.
 __device__ void moveLane(const P2pArgs& a, const P2pTask& t, int lane, bool& failed) {
@@ -89,7 +79,10 @@ __device__ void moveLane(const P2pArgs& a, const P2pTask& t, int lane, bool& fai
       const char* from = static_cast<const char*>(a.memory[me]) + a.layout.slotOffset(t.peer, c % 2);
       copyLane(static_cast<char*>(t.buffer) + at, from, len, lane);
       if (threadIdx.x == 0 && left != t.bytes - at) {
-        recordLengthMismatch(a, t.peer, left, t.bytes - at);
+        const std::uint64_t mine = t.bytes - at;  // both beside the error word, for the host
+        recordError(a.error, kLengthMismatchError | static_cast<std::uint32_t>(t.peer), static_cast<std::uint32_t>(left),
+                    static_cast<std::uint32_t>(left >> 32), static_cast<std::uint32_t>(mine),
+                    static_cast<std::uint32_t>(mine >> 32));
         failed = true;
       }
       __syncthreads();

@@ -4,13 +4,11 @@
 namespace gpupeer {
 namespace {
 
-// Waits until *flag is non-zero (a call's word0 has bit 31 set, so no signed comparison).
+// Waits until *flag is non-zero (a call's word0 has bit 31 set, so no signed comparison); 0
+// where the wait gave up.
 __device__ std::uint32_t awaitRaised(const AwaitSignalsArgs& a, const std::uint32_t* flag, int sender) {
-  const unsigned long long start = globalTimerNs();
-  for (int spins = 0;; ++spins) {
-    if (const std::uint32_t value = acquireLoad(flag)) return value;
-    if ((spins & 63) == 63 && waitGivesUp(a.error, a.timeoutNs, a.abortWord, start, sender)) return 0;
-  }
+  std::uint32_t value = 0;
+  return awaitValue(flag, a, sender, [](std::uint32_t v) { return v != 0; }, value) ? value : 0;
 }
 
 __global__ void awaitSignalsKernel(AwaitSignalsArgs a) {
@@ -26,12 +24,8 @@ __global__ void awaitSignalsKernel(AwaitSignalsArgs a) {
       const std::uint32_t word1 = *second;  // written before the flag, by the same stream
       *second = 0;
       if (word0 != a.call[0] || word1 != a.call[1]) {
-        if (atomicCAS(a.error, 0u, kMismatchError | static_cast<std::uint32_t>(a.senders[k])) == 0) {
-          a.error[2] = word0;
-          a.error[3] = word1;
-          a.error[4] = a.call[0];
-          a.error[5] = a.call[1];
-        }
+        recordError(a.error, kMismatchError | static_cast<std::uint32_t>(a.senders[k]), word0, word1, a.call[0],
+                    a.call[1]);
         return;
       }
     }
