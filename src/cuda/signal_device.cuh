@@ -97,8 +97,8 @@ __device__ __forceinline__ void recordError(std::uint32_t* error, std::uint32_t 
 // every 64 polls only. `bound` is the kernel's arguments (OneShotArgs, P2pArgs,
 // AwaitSignalsArgs): their error word, timeoutNs and abortWord.
 template <class Bound, class Done>
-__device__ __forceinline__ bool awaitValue(const volatile std::uint32_t* flag, const Bound& bound, int sender, Done done,
-                                           std::uint32_t& value) {
+__device__ __forceinline__ bool awaitValue(const volatile std::uint32_t* flag, const Bound& bound, int sender,
+                                           Done done, std::uint32_t& value) {
   const unsigned long long start = globalTimerNs();
   for (int spins = 0;; ++spins) {
     value = acquireLoad(flag);
@@ -113,7 +113,8 @@ template <class Bound>
 __device__ __forceinline__ bool awaitAtLeast(const volatile std::uint32_t* flag, std::uint32_t want, const Bound& bound,
                                              int sender) {
   std::uint32_t value;
-  return awaitValue(flag, bound, sender, [want](std::uint32_t v) { return static_cast<int>(v - want) >= 0; }, value);
+  return awaitValue(
+      flag, bound, sender, [want](std::uint32_t v) { return static_cast<int>(v - want) >= 0; }, value);
 }
 
 }  // namespace gpupeer

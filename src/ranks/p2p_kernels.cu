@@ -80,9 +80,9 @@ __device__ void moveLane(const P2pArgs& a, const P2pTask& t, int lane, bool& fai
       copyLane(static_cast<char*>(t.buffer) + at, from, len, lane);
       if (threadIdx.x == 0 && left != t.bytes - at) {
         const std::uint64_t mine = t.bytes - at;  // both beside the error word, for the host
-        recordError(a.error, kLengthMismatchError | static_cast<std::uint32_t>(t.peer), static_cast<std::uint32_t>(left),
-                    static_cast<std::uint32_t>(left >> 32), static_cast<std::uint32_t>(mine),
-                    static_cast<std::uint32_t>(mine >> 32));
+        recordError(a.error, kLengthMismatchError | static_cast<std::uint32_t>(t.peer),
+                    static_cast<std::uint32_t>(left), static_cast<std::uint32_t>(left >> 32),
+                    static_cast<std::uint32_t>(mine), static_cast<std::uint32_t>(mine >> 32));
         failed = true;
       }
       __syncthreads();
@@ -132,7 +132,8 @@ cudaError_t launchP2p(const P2pArgs& a, cudaStream_t stream) {
 
 cudaError_t p2pBlockBudget(int device, int* blocks) {
   int perSm = 0, sms = 0;
-  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, p2pKernel, kP2pThreads, 0); e != cudaSuccess)
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, p2pKernel, kP2pThreads, 0);
+      e != cudaSuccess)
     return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) return e;
   *blocks = std::max(1, perSm * sms / 2);

@@ -108,7 +108,7 @@ struct P2pArgs {
   /// (p2pBlockBudget), so that the kernel's blocks are all resident beside another kernel of
   /// the same size (another communicator's, or work on another stream).
   int blockBudget = 0;
-  int blocksPerTask = 0;  ///< launchP2p sets it
+  int blocksPerTask = 0;           ///< launchP2p sets it
   std::uint32_t* error = nullptr;  ///< 1 + the peer not heard from in time, or kAbortedError
   unsigned long long timeoutNs = 0;
   const volatile std::uint32_t* abortWord = nullptr;

@@ -274,10 +274,11 @@ Status errorFromWord(const RankCommunicator::Impl& c, std::uint32_t error, const
                                      c.rank, error & ~kUnregisteredError));
   if (error & kLengthMismatchError) {
     auto bytes = [&](int i) { return static_cast<std::uint64_t>(calls[i + 1]) << 32 | calls[i]; };
-    return GPUPEER_ERROR(ErrorCode::kInvalidArgument,
-                         fmt::format("rank {} (this rank) receives {} bytes from rank {}, whose send has {}: a send and "
-                                     "its receive must have the same count and type",
-                                     c.rank, bytes(2), error & ~kLengthMismatchError, bytes(0)));
+    return GPUPEER_ERROR(
+        ErrorCode::kInvalidArgument,
+        fmt::format("rank {} (this rank) receives {} bytes from rank {}, whose send has {}: a send and "
+                    "its receive must have the same count and type",
+                    c.rank, bytes(2), error & ~kLengthMismatchError, bytes(0)));
   }
   if (error == kAbortedError)
     return GPUPEER_ERROR(ErrorCode::kTimeout, fmt::format("rank {}: the communicator was aborted", c.rank));

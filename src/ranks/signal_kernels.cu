@@ -8,7 +8,10 @@ namespace {
 // where the wait gave up.
 __device__ std::uint32_t awaitRaised(const AwaitSignalsArgs& a, const std::uint32_t* flag, int sender) {
   std::uint32_t value = 0;
-  return awaitValue(flag, a, sender, [](std::uint32_t v) { return v != 0; }, value) ? value : 0;
+  return awaitValue(
+             flag, a, sender, [](std::uint32_t v) { return v != 0; }, value)
+             ? value
+             : 0;
 }
 
 __global__ void awaitSignalsKernel(AwaitSignalsArgs a) {

@@ -69,9 +69,9 @@ void sendRecvLengthsDiffer(RankCommunicator& comm, cudaStream_t stream, std::siz
   // The receiver names both lengths at once; the sender learns it only where its send waits for
   // the receiver (more than two slots), as a timeout naming it.
   const bool waits = sent > (std::size_t{8} << 20);
-  const std::string named = rank == 1 ? "receives " + std::to_string(received) + " bytes from rank 0, whose send has " +
-                                            std::to_string(sent)
-                                      : "for rank 1";
+  const std::string named =
+      rank == 1 ? "receives " + std::to_string(received) + " bytes from rank 0, whose send has " + std::to_string(sent)
+                : "for rank 1";
   if (rank == 1 || waits) {
     WORKER_CHECK(e.message().find(named) != std::string::npos, "rank %d: %s", rank, e.toString().c_str());
     WORKER_CHECK(rank == 0 || e.code() == ErrorCode::kInvalidArgument, "%s", e.toString().c_str());

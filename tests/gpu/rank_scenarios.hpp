@@ -1,7 +1,8 @@
 #pragma once
 // Scenarios of the rank worker (rank_worker.cpp) that move large data between processes:
 // many-piece calls on fresh inputs (rank_large_calls.cpp), the random soak against NCCL
-// (rank_soak.cpp) and point-to-point groups and faults (rank_p2p.cpp). Each counts its failures in rank_worker_checks.hpp.
+// (rank_soak.cpp) and point-to-point groups and faults (rank_p2p.cpp). Each counts its failures in
+// rank_worker_checks.hpp.
 
 #include <cuda_runtime_api.h>
 
