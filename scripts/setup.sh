@@ -27,6 +27,10 @@ fi
 # GPUPEER_CUDA_ARCHITECTURES (CMake's list) picks the GPUs the device code is built for; by
 # default A100 (sm_80), Hopper (sm_90) and PTX for newer GPUs.
 archs=${GPUPEER_CUDA_ARCHITECTURES:-80-real;90-real;90-virtual}
+# GPUPEER_OPT_LEVEL: the host compiler's -O of the Release build (default 3, CMake's own). Passed
+# on every configure, so that a build folder never keeps another run's level.
+opt=${GPUPEER_OPT_LEVEL:-3}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" \
-  "-DGPUPEER_CUDA_ARCHITECTURES=$archs" >/dev/null
+  "-DGPUPEER_CUDA_ARCHITECTURES=$archs" "-DCMAKE_CXX_FLAGS_RELEASE=-O$opt -DNDEBUG" \
+  "-DCMAKE_CUDA_FLAGS_RELEASE=-O$opt -DNDEBUG" >/dev/null
 cmake --build "$build" -j "$(nproc)"
