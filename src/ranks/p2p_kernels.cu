@@ -50,7 +50,9 @@ __device__ void moveLane(const P2pArgs& a, const P2pTask& t, int lane, bool& fai
   const std::size_t chunks = (t.bytes + slot - 1) / slot;
   std::uint32_t* const seq = word(me, t.send ? 2 : 3, t.peer);
   const std::uint32_t base = *seq;
-  __syncthreads();  // every thread has read the count before thread 0 moves it on
+  // Every thread sees `failed` as the caller left it, and has read the count before thread 0
+  // moves it on.
+  __syncthreads();
   for (std::size_t k = 0; k < chunks && !failed; ++k) {
     const std::uint32_t c = base + static_cast<std::uint32_t>(k);
     const std::size_t at = k * slot, len = t.bytes - at < slot ? t.bytes - at : slot;

@@ -15,6 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -87,8 +88,7 @@ struct P2pLayout {
 /// the current lane of its block on both ends.
 constexpr int p2pBlocksPerTask(int tasks, int mostLanes, int blockBudget) {
   if (tasks <= 0 || mostLanes <= 0) return 0;
-  const int fit = blockBudget / tasks;
-  return fit < 1 ? 1 : fit < mostLanes ? fit : mostLanes;
+  return std::clamp(blockBudget / tasks, 1, mostLanes);
 }
 
 struct P2pTask {

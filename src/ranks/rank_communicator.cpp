@@ -256,8 +256,8 @@ const char* RankCommunicator::registrationMechanism(const void* ptr) const {
 
 namespace {
 
-// What the kernels' error word (and, for a mismatch of calls or of lengths, the two written beside it)
-// means.
+// What the kernels' error word means, with the four words beside it where the kernel wrote them
+// (the two calls of a mismatch, or a send's and its receive's lengths).
 Status errorFromWord(const RankCommunicator::Impl& c, std::uint32_t error, const std::uint32_t calls[4]) {
   if (error & kMismatchError)
     return GPUPEER_ERROR(

@@ -18,21 +18,26 @@ if [ "${gpus:-0}" -lt 2 ]; then
 fi
 export NCCL_NVLS_ENABLE=0
 failed=0
+# route_env MODE: the library's variables for MODE: nccl (the library is not used), table (its
+# default route) or gpupeer (every call gpupeer can run).
+route_env() {
+  case $1 in
+    table) echo GPUPEER_NCCL_DEBUG=INFO ;;
+    gpupeer) echo GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_DEBUG=INFO ;;
+  esac
+}
 for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
   for shape in "" --one-process; do
     for mode in nccl table gpupeer; do
       echo "== $ranks ranks${shape:+ in one process}, $mode"
-      case $mode in
-        nccl) route=() ;;
-        table) route=(LD_PRELOAD="$library" GPUPEER_NCCL_DEBUG=INFO) ;;  # the library's default route
-        gpupeer) route=(LD_PRELOAD="$library" GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_DEBUG=INFO) ;;
-      esac
-      env "${route[@]}" "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
+      preload=()
+      [ "$mode" != nccl ] && preload=(LD_PRELOAD="$library")
+      env "${preload[@]}" $(route_env $mode) "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
     done
   done
 done
 echo "== a stalled rank in one process, gpupeer, waits bounded at 5 s"
-LD_PRELOAD=$library GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_TIMEOUT_MS=5000 GPUPEER_NCCL_DEBUG=INFO "$stalled" || failed=1
+env LD_PRELOAD="$library" $(route_env gpupeer) GPUPEER_NCCL_TIMEOUT_MS=5000 "$stalled" || failed=1
 here=$(cd "$(dirname "$0")" && pwd)
 torch_nccl=$(python3 -c "import glob, site; print(sorted(glob.glob(site.getsitepackages()[0] + '/nvidia/nccl*/lib/libnccl.so.2'))[0])" 2>/dev/null)
 if [ -z "$torch_nccl" ]; then
@@ -40,11 +45,11 @@ if [ -z "$torch_nccl" ]; then
 else
   by_path=(python3 -m torch.distributed.run --nproc-per-node 2 "$here/pynccl_program.py" --bound 60
     --max-bytes "$((max < 67108864 ? max : 67108864))")
-  echo "== opened by path, torch's NCCL ($torch_nccl)"
-  "${by_path[@]}" --library "$torch_nccl" || failed=1
-  echo "== opened by path, the library by its table"
-  GPUPEER_NCCL_DEBUG=INFO "${by_path[@]}" --library "$library" || failed=1
-  echo "== opened by path, gpupeer"
-  GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_DEBUG=INFO "${by_path[@]}" --library "$library" || failed=1
+  for mode in nccl table gpupeer; do
+    opened=$library
+    [ "$mode" = nccl ] && opened=$torch_nccl
+    echo "== opened by path, $mode ($opened)"
+    env $(route_env $mode) "${by_path[@]}" --library "$opened" || failed=1
+  done
 fi
 exit $failed
