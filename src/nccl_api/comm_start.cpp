@@ -13,6 +13,7 @@
 #include "core/host_identity.hpp"
 #include "cuda/device_guard.hpp"
 #include "nccl_api/debug_log.hpp"
+#include "nccl_api/host_layout.hpp"
 #include "nccl_api/nccl_exchange.hpp"
 #include "nccl_api/real_nccl.hpp"
 #include "nccl_api/route_table.hpp"
@@ -163,6 +164,63 @@ std::shared_ptr<CommState> newState(ncclComm_t real, std::string clique) {
 
 namespace {
 
+void startGpupeer(CommState& s);
+
+// A communicator whose ranks run on several hosts: its all-reduce may run in parts (runCall),
+// gpupeer among each host's ranks and NCCL across hosts, where every host has as many ranks,
+// several, each in a process of its own. Collective over the communicator: every rank decides
+// alike from the exchange, makes the same two NCCL splits, and joins the same agreement, so that
+// every rank ends with the parts or every rank without them.
+void startAcrossHosts(CommState& s, const HostLayout& layout, const std::vector<std::string>& hostOf,
+                      bool anySharesProcess) {
+  int other = 0;
+  while (hostOf[other] == hostOf[s.rank]) ++other;
+  const std::string where = fmt::format("ranks on {} hosts (rank {} on {}, rank {} on {})", layout.hosts, s.rank,
+                                        hostDisplayName(hostOf[s.rank]), other, hostDisplayName(hostOf[other]));
+  std::string notInParts;
+  if (layout.perHost == 0)
+    notInParts = "the hosts have different numbers of ranks";
+  else if (layout.perHost == 1)
+    notInParts = "one rank per host";
+  else if (anySharesProcess)
+    notInParts = "a process drives several of the communicator's GPUs";
+  if (!notInParts.empty()) {
+    s.why = fmt::format("{}: calls between hosts are NCCL's, and no call runs in parts: {}", where, notInParts);
+    logInfo("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+    return;
+  }
+  auto parts = std::make_unique<CommState::AcrossHosts>();
+  parts->hosts = layout.hosts;
+  // NCCL's splits are collective over the whole communicator: every rank makes both.
+  const ncclResult_t madeInside =
+      GPUPEER_REAL_NCCL(ncclCommSplit, s.real, layout.hostIndex, s.rank, &parts->insideComm, nullptr);
+  const ncclResult_t madeAcross =
+      GPUPEER_REAL_NCCL(ncclCommSplit, s.real, layout.localIndex, s.rank, &parts->across, nullptr);
+  std::string why;
+  if (madeInside == ncclSuccess && madeAcross == ncclSuccess && parts->insideComm != nullptr &&
+      parts->across != nullptr) {
+    parts->inside = newState(parts->insideComm);
+    if (readIdentity(*parts->inside)) startGpupeer(*parts->inside);  // among this host's ranks only
+    why = parts->inside->why;
+  } else {
+    why = fmt::format("NCCL could not split the communicator by host ({}, {})",
+                      realNccl().ncclGetErrorString(madeInside), realNccl().ncclGetErrorString(madeAcross));
+  }
+  std::string agreed;
+  if (!everyRankStarted(s, why.empty(), agreed) && why.empty()) why = agreed;
+  if (!why.empty()) {
+    endSplits(*parts, false);
+    s.why = fmt::format("{}: calls between hosts are NCCL's, and no call runs in parts: {}", where, why);
+    logWarn("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+    return;
+  }
+  s.acrossHosts = std::move(parts);
+  logInfo(
+      "comm {} rank {}/{}: {}, {} each: an all-reduce may run in parts, gpupeer among this host's ranks "
+      "(place {}) and NCCL across hosts, where route '{}' says; every other call to NCCL",
+      fmt::ptr(s.real), s.rank, s.ranks, where, layout.perHost, layout.localIndex, routeModeName(routeMode()));
+}
+
 // Collective over the communicator's ranks, whose identity was read (readIdentity): where every
 // rank runs on one host, gpupeer may be used and each rank's gpupeer communicator started, keeps
 // it; else s.why says why not. Every rank takes part in the same number of exchanges whatever
@@ -175,27 +233,31 @@ void startGpupeer(CommState& s) {
     logInfo("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
     return;
   }
-  // 1: whether every rank can and may start, and on which host it runs.
+  // 1: whether every rank can and may start, on which host it runs, and whether its process
+  // drives other ranks of the communicator too.
   const std::string refusal = localRefusal(s);
-  nlohmann::json mine = {{"host", hostIdentity()}, {"refusal", refusal}};
+  nlohmann::json mine = {{"host", hostIdentity()}, {"refusal", refusal}, {"sharesProcess", s.sharesProcess}};
   Result<std::vector<std::optional<std::string>>> hosts = gatherOverNccl(s, mine.dump(), false);
   if (!hosts.isOk()) {
     s.why = hosts.status().toString();
     logWarn("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
     return;
   }
+  std::vector<std::string> hostOf(s.ranks);
+  bool anySharesProcess = false;
   for (int r = 0; r < s.ranks && s.why.empty(); ++r) {
     nlohmann::json theirs = nlohmann::json::parse(hosts.value()[r].value_or(""), nullptr, false);
-    const std::string host = theirs.is_object() ? theirs.value("host", std::string()) : std::string();
+    hostOf[r] = theirs.is_object() ? theirs.value("host", std::string()) : std::string();
     const std::string theirRefusal = theirs.is_object() ? theirs.value("refusal", std::string("?")) : "?";
-    if (!theirRefusal.empty())
-      s.why = fmt::format("rank {}: {}", r, theirRefusal);
-    else if (host != mine["host"].get<std::string>())
-      s.why = fmt::format("ranks on several hosts (rank {} on {}, rank {} on {}): calls between hosts are NCCL's",
-                          s.rank, hostDisplayName(mine["host"]), r, hostDisplayName(host));
+    anySharesProcess |= theirs.is_object() && theirs.value("sharesProcess", false);
+    if (!theirRefusal.empty()) s.why = fmt::format("rank {}: {}", r, theirRefusal);
   }
   if (!s.why.empty()) {
     logInfo("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+    return;
+  }
+  if (const HostLayout layout = hostLayout(hostOf, s.rank); layout.hosts > 1) {
+    startAcrossHosts(s, layout, hostOf, anySharesProcess);
     return;
   }
 

@@ -1,10 +1,12 @@
 #include "nccl_api/comm_state.hpp"
 
+#include <functional>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
 
 #include "cuda/device_guard.hpp"
+#include "nccl_api/real_nccl.hpp"
 
 namespace gpupeer::nccl_api {
 namespace {
@@ -27,6 +29,14 @@ CommState::~CommState() {
     DeviceGuard guard;
     cudaSetDevice(device);
     cudaStreamDestroy(exchangeStream);
+  }
+}
+
+void endSplits(CommState::AcrossHosts& parts, bool abort) {
+  parts.inside.reset();
+  for (ncclComm_t& c : {std::ref(parts.insideComm), std::ref(parts.across)}) {
+    if (c != nullptr) (void)(abort ? GPUPEER_REAL_NCCL(ncclCommAbort, c) : GPUPEER_REAL_NCCL(ncclCommDestroy, c));
+    c = nullptr;
   }
 }
 

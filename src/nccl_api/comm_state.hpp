@@ -1,6 +1,7 @@
 #pragma once
 // What libgpupeer_nccl.so keeps per NCCL communicator: the gpupeer communicator beside it, when
-// its ranks share one host and P2P, and how it was started. Looked up by the real NCCL
+// its ranks share one host and P2P (or, across hosts, beside this host's part of it), and how it
+// was started. Looked up by the real NCCL
 // communicator, which is the handle the program holds (so every call NCCL takes gets the
 // program's arguments unchanged).
 
@@ -29,6 +30,17 @@ struct CommState {
   /// over their GPUs in rank order, shared by all of them, which takes a group's calls of all
   /// ranks as one (one_process_calls.hpp). gpupeer is then null.
   std::shared_ptr<Communicator> oneProcess;
+  /// Where the ranks run on several hosts, as many on each and several: the communicator in the
+  /// parts an all-reduce runs in (runCall, gpupeer_call.hpp). gpupeer and oneProcess are null.
+  struct AcrossHosts {
+    int hosts = 0;
+    /// This host's ranks: NCCL's split of the communicator, and its state with gpupeer beside it.
+    ncclComm_t insideComm = nullptr;
+    std::shared_ptr<CommState> inside;
+    /// NCCL's split of the ranks at this rank's place on every host, one per host.
+    ncclComm_t across = nullptr;
+  };
+  std::unique_ptr<AcrossHosts> acrossHosts;
   /// Which communicator the rank belongs to, where known at its making: the unique id of
   /// ncclCommInitRank, one key per ncclCommInitAll; empty for ncclCommSplit's.
   std::string clique;
@@ -46,6 +58,10 @@ struct CommState {
   std::atomic<int> gpupeerError{0};
   ~CommState();
 };
+
+/// Ends the parts of a communicator across hosts: gpupeer's among the host's ranks (whose work
+/// the caller waited for or aborted), then NCCL's two splits, destroyed or aborted.
+void endSplits(CommState::AcrossHosts& parts, bool abort);
 
 /// Adds `state` under state->real, replacing what was there. Any thread.
 void addComm(std::shared_ptr<CommState> state);

@@ -53,9 +53,18 @@ void connectAtStart() {
 
 // Waits for this rank's gpupeer work before its memory goes: NCCL's destroy also finishes the
 // communicator's work first. A rank of a one-process set waits on an abort too: its kernels
-// wait only for ranks whose kernels the same call launched, never for another process.
+// wait only for ranks whose kernels the same call launched, never for another process. The
+// parts of a communicator across hosts end with it: gpupeer's among the host's ranks, then
+// NCCL's two splits, destroyed or aborted as the communicator is.
 void endGpupeer(const std::shared_ptr<gn::CommState>& state, bool abort) {
-  if (state == nullptr || (state->gpupeer == nullptr && state->oneProcess == nullptr)) return;
+  if (state == nullptr) return;
+  if (state->acrossHosts != nullptr) {
+    endGpupeer(state->acrossHosts->inside, abort);
+    gn::endSplits(*state->acrossHosts, abort);
+    state->acrossHosts.reset();
+    return;
+  }
+  if (state->gpupeer == nullptr && state->oneProcess == nullptr) return;
   if (abort && state->gpupeer != nullptr) {
     state->gpupeer->abort();
     return;
@@ -135,6 +144,12 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   ncclResult_t r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommGetAsyncError, comm, asyncError));
   if (r != ncclSuccess || asyncError == nullptr || *asyncError != ncclSuccess) return r;
   std::shared_ptr<gn::CommState> state = gn::findComm(comm);
+  if (state != nullptr && state->acrossHosts != nullptr) {
+    // NCCL's part across hosts first, then gpupeer's among the host's ranks, as for any rank.
+    r = gn::fromNccl(GPUPEER_REAL_NCCL(ncclCommGetAsyncError, state->acrossHosts->across, asyncError));
+    if (r != ncclSuccess || *asyncError != ncclSuccess) return r;
+    state = state->acrossHosts->inside;
+  }
   if (state == nullptr || (state->gpupeer == nullptr && state->oneProcess == nullptr)) return r;
   // Watchdogs poll this for every operation in flight; the kernels' word is read at most every
   // 50 ms per communicator (each reading is a copy and a wait on a stream of its own).

@@ -1,5 +1,7 @@
 #include "nccl_api/gpupeer_call.hpp"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <string>
 
@@ -76,8 +78,9 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
                                      bool grouped, bool receive) {
   std::shared_ptr<CommState> state = findComm(comm);
   // Empty calls (nccl-tests makes them at sizes below the rank count) are NCCL's no-ops.
-  if (state == nullptr || (state->gpupeer == nullptr && state->oneProcess == nullptr) || count == 0)
-    return std::nullopt;
+  if (state == nullptr || count == 0) return std::nullopt;
+  const bool inParts = state->acrossHosts != nullptr;
+  if (state->gpupeer == nullptr && state->oneProcess == nullptr && !inParts) return std::nullopt;
   const bool reduces = collOpReduces(op);
   const bool ordered = reduces && (ncclOp == ncclMax || ncclOp == ncclMin);
   std::optional<DataType> type = gpupeerType(ncclType, ordered);
@@ -86,6 +89,23 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
   if (!type || !redop || (reduces && !checkRedOpForType(*redop, *type).isOk())) {
     noteRoute(op, bytes, state->ranks, "NCCL", "a type or reduction operator gpupeer does not have");
     return std::nullopt;
+  }
+  if (inParts) {
+    if (op != CollOp::kAllReduce) {
+      noteRoute(op, bytes, state->ranks, "NCCL", "ranks on several hosts: only an all-reduce runs in parts");
+      return std::nullopt;
+    }
+    if (grouped) {
+      // NCCL's part would wait for the group's end, after gpupeer's last part.
+      noteRoute(op, bytes, state->ranks, "NCCL", "ranks on several hosts: an all-reduce in a group is NCCL's whole");
+      return std::nullopt;
+    }
+    if (count % state->acrossHosts->inside->ranks != 0) {
+      noteRoute(
+          op, bytes, state->ranks, "NCCL",
+          "ranks on several hosts: the count is not a multiple of the ranks per host, whose shares the parts are");
+      return std::nullopt;
+    }
   }
   const RouteMode mode = routeMode();
   const bool oneProcess = state->oneProcess != nullptr;
@@ -100,7 +120,10 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
               "one process drives several GPUs of this communicator: NCCL measured faster");
     return std::nullopt;
   }
-  if (mode == RouteMode::kTable && !measuredFaster(op, bytes, state->ranks, oneProcess)) {
+  const CallShape shape = inParts      ? CallShape::kAcrossHosts
+                          : oneProcess ? CallShape::kOneProcess
+                                       : CallShape::kProcessPerRank;
+  if (mode == RouteMode::kTable && !measuredFaster(op, bytes, state->ranks, shape)) {
     noteRoute(op, bytes, state->ranks, "NCCL", "NCCL measured faster at this size and rank count");
     return std::nullopt;
   }
@@ -110,7 +133,28 @@ std::optional<GpupeerCall> routeCall(ncclComm_t comm, CollOp op, const void* sen
   return GpupeerCall{std::move(state), op, receive, send, recv, count, *type, *redop, root, stream, ncclType, ncclOp};
 }
 
+// An all-reduce across hosts in three parts on the call's stream: gpupeer's reduce-scatter among
+// this host's ranks leaves this rank's share (the count over the ranks per host) reduced over
+// the host; NCCL's all-reduce of that share among the ranks at this place on every host reduces
+// it over every host; gpupeer's all-gather among this host's ranks gives each of them the whole.
+// Only the shares cross hosts, every rank's at once. An average is one too: the host's ranks
+// average, then the hosts do.
+Status runInParts(const GpupeerCall& c) {
+  const CommState::AcrossHosts& parts = *c.state->acrossHosts;
+  RankCommunicator& inside = *parts.inside->gpupeer;
+  const std::size_t share = c.count / parts.inside->ranks;
+  void* mine = static_cast<char*>(c.recv) + parts.inside->rank * share * dataTypeSize(c.type);
+  GPUPEER_RETURN_IF_ERROR(inside.reduceScatter(c.send, mine, share, c.type, c.redop, c.stream));
+  if (ncclResult_t r =
+          GPUPEER_REAL_NCCL(ncclAllReduce, mine, mine, share, c.ncclType, c.ncclOp, parts.across, c.stream);
+      r != ncclSuccess)
+    return GPUPEER_ERROR(ErrorCode::kSystem, fmt::format("NCCL's all-reduce across hosts, the second part, failed: {}",
+                                                         realNccl().ncclGetErrorString(r)));
+  return inside.allGather(mine, c.recv, share, c.type, c.stream);
+}
+
 Status runCall(const GpupeerCall& c) {
+  if (c.state->acrossHosts != nullptr) return runInParts(c);
   RankCommunicator& g = *c.state->gpupeer;
   switch (c.op) {
     case CollOp::kAllReduce: return g.allReduce(c.send, c.recv, c.count, c.type, c.redop, c.stream);

@@ -39,9 +39,9 @@ const char* routeModeName(RouteMode mode) {
 }
 
 bool measuredFasterIn(const std::vector<MeasuredCurve>& curves, CollOp op, std::size_t bytes, int ranks,
-                      bool oneProcess) {
+                      CallShape shape) {
   for (const MeasuredCurve& curve : curves) {
-    if (curve.op != op || curve.ranks != ranks || curve.oneProcess != oneProcess || curve.points.empty()) continue;
+    if (curve.op != op || curve.ranks != ranks || curve.shape != shape || curve.points.empty()) continue;
     const std::vector<MeasuredPoint>& p = curve.points;
     if (bytes <= p.front().bytes) return p.front().gpupeerFaster;
     for (std::size_t i = 1; i < p.size(); ++i) {
@@ -53,8 +53,8 @@ bool measuredFasterIn(const std::vector<MeasuredCurve>& curves, CollOp op, std::
   return false;
 }
 
-bool measuredFaster(CollOp op, std::size_t bytes, int ranks, bool oneProcess) {
-  return measuredFasterIn(keptMeasurements(), op, bytes, ranks, oneProcess);
+bool measuredFaster(CollOp op, std::size_t bytes, int ranks, CallShape shape) {
+  return measuredFasterIn(keptMeasurements(), op, bytes, ranks, shape);
 }
 
 }  // namespace gpupeer::nccl_api

@@ -17,6 +17,13 @@ enum class RouteMode { kTable, kGpupeer, kNccl };
 RouteMode routeMode();
 const char* routeModeName(RouteMode mode);
 
+/// How a communicator's ranks are run, which the measurements are kept apart by.
+enum class CallShape {
+  kProcessPerRank,  ///< one process per rank, every rank on one host
+  kOneProcess,      ///< one process drives every rank (nccl-tests' -g N, a group of every rank's call)
+  kAcrossHosts,     ///< ranks on several hosts, several on each: an all-reduce in parts (gpupeer_call.hpp)
+};
+
 /// One operation on one rank count in one shape: the sizes measured with both and where gpupeer
 /// was faster.
 struct MeasuredPoint {
@@ -26,9 +33,7 @@ struct MeasuredPoint {
 struct MeasuredCurve {
   CollOp op;
   int ranks;
-  /// One process drives every rank (nccl-tests' -g N, a group of every rank's call), not one
-  /// process per rank.
-  bool oneProcess;
+  CallShape shape;
   std::vector<MeasuredPoint> points;  ///< by size
 };
 
@@ -40,9 +45,9 @@ const std::vector<MeasuredCurve>& keptMeasurements();
 /// size, the smallest's answer; above the largest, NCCL; a rank count or shape never measured,
 /// NCCL).
 bool measuredFasterIn(const std::vector<MeasuredCurve>& curves, CollOp op, std::size_t bytes, int ranks,
-                      bool oneProcess);
+                      CallShape shape);
 
 /// measuredFasterIn the kept measurements.
-bool measuredFaster(CollOp op, std::size_t bytes, int ranks, bool oneProcess);
+bool measuredFaster(CollOp op, std::size_t bytes, int ranks, CallShape shape);
 
 }  // namespace gpupeer::nccl_api

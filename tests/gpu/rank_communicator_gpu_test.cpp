@@ -157,6 +157,19 @@ TEST_P(RankCommunicatorProcesses, RanksGivenDifferentTuningFailInitNamingTheVari
   }
 }
 
+// Ranks on several hosts cannot map each other's memory: every rank's init names both hosts
+// and the NCCL library that runs such communicators, and ends within the bound.
+TEST_P(RankCommunicatorProcesses, RanksOnSeveralHostsFailInitNamingTheHosts) {
+  const int n = GetParam();
+  std::vector<Outcome> out = runWorkers("hosts-differ", n, allRanks(n), 20000, 60);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(out[r].exitCode, 3) << out[r].output;
+    EXPECT_NE(out[r].output.find("on host worker-host-a"), std::string::npos) << out[r].output;
+    EXPECT_NE(out[r].output.find("on host worker-host-b"), std::string::npos) << out[r].output;
+    EXPECT_NE(out[r].output.find("libgpupeer_nccl.so"), std::string::npos) << out[r].output;
+  }
+}
+
 TEST_P(RankCommunicatorProcesses, KilledRankIsNamedBySurvivorsWithinTheBound) {
   const int n = GetParam();
   const auto start = std::chrono::steady_clock::now();

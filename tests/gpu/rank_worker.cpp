@@ -421,6 +421,8 @@ int run(int argc, char** argv) {
     setenv("GPUPEER_ALGO", last.c_str(), 1);
   // The last rank is given another chain step than the others: init must refuse on every rank.
   if (scenario == "tuning-differs") setenv("GPUPEER_CHAIN_STEP", rank == n - 1 ? "64K" : "32K", 1);
+  // The last rank counts as on another host than the others: init must refuse on every rank.
+  if (scenario == "hosts-differ") setenv("GPUPEER_HOST_ID", rank == n - 1 ? "worker-host-b" : "worker-host-a", 1);
   RankCommOptions options;
   options.device = rank % devices;
   options.timeoutMs = timeoutMs;

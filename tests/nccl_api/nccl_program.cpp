@@ -3,7 +3,8 @@
 // groups, as nccl-tests' -g N does), every collective and send/recv at sizes from 8 B to
 // --max-bytes plus odd ones, eager and captured in a CUDA graph, a group mixing collectives and
 // sends, and a communicator made by ncclCommSplit; each result checked element by element
-// against the value it must have. Run it as is (NCCL alone) or with LD_PRELOAD naming
+// against the value it must have. --hosts H gives the forked ranks the identities of H hosts, so
+// that one machine tests a communicator spanning hosts. Run it as is (NCCL alone) or with LD_PRELOAD naming
 // libgpupeer_nccl.so. Prints one line per rank and exits 1 if any element was wrong or any call
 // failed.
 
@@ -27,6 +28,9 @@ struct Options {
   std::string only;  ///< one operation's name (opName), to repeat it
   int repeat = 1;
   bool oneProcess = false;  ///< one process drives every rank (ncclCommInitAll)
+  /// Host identities (NCCL_HOSTID, GPUPEER_HOST_ID) of this many hosts, ranks in blocks, so that
+  /// one machine acts as several: NCCL's traffic between them goes over its network transport.
+  int hosts = 1;
 };
 
 struct Tally {
@@ -461,17 +465,24 @@ int main(int argc, char** argv) {
       o.only = argv[++i];
     } else if (a == "--repeat" && i + 1 < argc) {
       o.repeat = std::atoi(argv[++i]);
+    } else if (a == "--hosts" && i + 1 < argc) {
+      o.hosts = std::atoi(argv[++i]);
     } else if (a == "--one-process") {
       o.oneProcess = true;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--ranks N] [--max-bytes BYTES] [--only OPERATION] [--repeat N] [--one-process]\n",
+                   "usage: %s [--ranks N] [--max-bytes BYTES] [--only OPERATION] [--repeat N] [--hosts H] "
+                   "[--one-process]\n",
                    argv[0]);
       return 2;
     }
   }
   if (o.ranks < 1 || o.ranks > 64 || o.maxBytes < 8 || o.repeat < 1) {
     std::fprintf(stderr, "--ranks from 1 to 64, --max-bytes of at least 8 and --repeat of at least 1\n");
+    return 2;
+  }
+  if (o.hosts < 1 || o.hosts > o.ranks || (o.hosts > 1 && o.oneProcess)) {
+    std::fprintf(stderr, "--hosts from 1 to the rank count, and not with --one-process (one process is one host)\n");
     return 2;
   }
   if (o.oneProcess) return runOneProcess(o);
@@ -485,6 +496,11 @@ int main(int argc, char** argv) {
   for (int rank = 0; rank < o.ranks; ++rank) {
     pid_t pid = fork();
     if (pid == 0) {
+      if (o.hosts > 1) {
+        const std::string host = "nccl-program-host-" + std::to_string(rank * o.hosts / o.ranks);
+        setenv("NCCL_HOSTID", host.c_str(), 1);
+        setenv("GPUPEER_HOST_ID", host.c_str(), 1);
+      }
       const int code = runRank(rank, o, id);
       std::fflush(stdout);
       std::fflush(stderr);

@@ -6,8 +6,11 @@
 # (nccl_stalled_peer.cpp): a rank of a one-process set that never reaches its call must be
 # reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Last, where torch is
 # installed, pynccl_program.py on 2 GPUs opens NCCL by path as vLLM does: torch's own NCCL, then
-# the library by its table, then with every call on gpupeer. Skips (77) where fewer than 2 GPUs
-# are visible: NCCL refuses two ranks on one GPU.
+# the library by its table, then with every call on gpupeer. Then the ranks act as 2 hosts
+# (--hosts 2: NCCL's traffic between them over its network transport): 4 ranks as 2 hosts of 2
+# where 4 GPUs are visible, whose all-reduce the library runs in parts (gpupeer inside each
+# host, NCCL across) with every call on gpupeer, else 2 ranks of one host each, which stay
+# NCCL's. Skips (77) where fewer than 2 GPUs are visible: NCCL refuses two ranks on one GPU.
 # Usage: run_nccl_program.sh PROGRAM LIBRARY STALLED_PEER [MAX_BYTES]
 set -uo pipefail
 program=$1 library=$2 stalled=$3 max=${4:-${GPUPEER_NCCL_TEST_MAX_BYTES:-268435456}}
@@ -35,6 +38,21 @@ for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
       env "${preload[@]}" $(route_env $mode) "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
     done
   done
+done
+hosts_ranks=$((gpus >= 4 ? 4 : 2))
+for mode in nccl table gpupeer; do
+  echo "== $hosts_ranks ranks as 2 hosts, $mode"
+  preload=()
+  [ "$mode" != nccl ] && preload=(LD_PRELOAD="$library")
+  log=$(mktemp)
+  env "${preload[@]}" $(route_env $mode) "$program" --ranks "$hosts_ranks" --hosts 2 --max-bytes "$max" 2>&1 | tee "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
+  # Two ranks on each host: the library must have taken the all-reduce in parts.
+  if [ "$mode" = gpupeer ] && [ "$hosts_ranks" -eq 4 ] && ! grep -q "all_reduce to gpupeer" "$log"; then
+    echo "FAILED: 2 hosts of 2 ranks with every call on gpupeer ran no all-reduce in parts"
+    failed=1
+  fi
+  rm -f "$log"
 done
 echo "== a stalled rank in one process, gpupeer, waits bounded at 5 s"
 env LD_PRELOAD="$library" $(route_env gpupeer) GPUPEER_NCCL_TIMEOUT_MS=5000 "$stalled" || failed=1
