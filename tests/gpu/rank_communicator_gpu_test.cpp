@@ -103,10 +103,14 @@ std::vector<int> allRanks(int n) {
   return r;
 }
 
-// Every rank exited 0 and printed every one of `lines`.
-void expectEveryRankPrinted(const std::vector<Outcome>& out, std::initializer_list<std::string> lines) {
+// The worker's exit code when init failed (rank_worker.cpp).
+constexpr int kInitFailed = 3;
+
+// Every rank exited with `exitCode` and printed every one of `lines`.
+void expectEveryRankPrinted(const std::vector<Outcome>& out, std::initializer_list<std::string> lines,
+                            int exitCode = 0) {
   for (std::size_t r = 0; r < out.size(); ++r) {
-    EXPECT_EQ(out[r].exitCode, 0) << "rank " << r << ":\n" << out[r].output;
+    EXPECT_EQ(out[r].exitCode, exitCode) << "rank " << r << ":\n" << out[r].output;
     for (const std::string& line : lines) EXPECT_NE(out[r].output.find(line), std::string::npos) << out[r].output;
   }
 }
@@ -148,26 +152,17 @@ TEST(RankCommunicatorSends, ReceiveOfAnotherLengthThanItsSendIsReported) {
 // until the bound: init compares the tuning variables and names the one that differs.
 TEST_P(RankCommunicatorProcesses, RanksGivenDifferentTuningFailInitNamingTheVariable) {
   const int n = GetParam();
-  std::vector<Outcome> out = runWorkers("tuning-differs", n, allRanks(n), 20000, 60);
-  for (int r = 0; r < n; ++r) {
-    EXPECT_EQ(out[r].exitCode, 3) << out[r].output;
-    EXPECT_NE(out[r].output.find("GPUPEER_CHAIN_STEP is "), std::string::npos) << out[r].output;
-    EXPECT_NE(out[r].output.find("every rank of a communicator must be given the same value"), std::string::npos)
-        << out[r].output;
-  }
+  expectEveryRankPrinted(runWorkers("tuning-differs", n, allRanks(n), 20000, 60),
+                         {"GPUPEER_CHAIN_STEP is ", "every rank of a communicator must be given the same value"},
+                         kInitFailed);
 }
 
 // Ranks on several hosts cannot map each other's memory: every rank's init names both hosts
 // and the NCCL library that runs such communicators, and ends within the bound.
 TEST_P(RankCommunicatorProcesses, RanksOnSeveralHostsFailInitNamingTheHosts) {
   const int n = GetParam();
-  std::vector<Outcome> out = runWorkers("hosts-differ", n, allRanks(n), 20000, 60);
-  for (int r = 0; r < n; ++r) {
-    EXPECT_EQ(out[r].exitCode, 3) << out[r].output;
-    EXPECT_NE(out[r].output.find("on host worker-host-a"), std::string::npos) << out[r].output;
-    EXPECT_NE(out[r].output.find("on host worker-host-b"), std::string::npos) << out[r].output;
-    EXPECT_NE(out[r].output.find("libgpupeer_nccl.so"), std::string::npos) << out[r].output;
-  }
+  expectEveryRankPrinted(runWorkers("hosts-differ", n, allRanks(n), 20000, 60),
+                         {"on host worker-host-a", "on host worker-host-b", "libgpupeer_nccl.so"}, kInitFailed);
 }
 
 TEST_P(RankCommunicatorProcesses, KilledRankIsNamedBySurvivorsWithinTheBound) {
