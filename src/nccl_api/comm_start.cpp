@@ -177,20 +177,18 @@ void startAcrossHosts(CommState& s, const HostLayout& layout, const std::vector<
   while (hostOf[other] == hostOf[s.rank]) ++other;
   const std::string where = fmt::format("ranks on {} hosts (rank {} on {}, rank {} on {})", layout.hosts, s.rank,
                                         hostDisplayName(hostOf[s.rank]), other, hostDisplayName(hostOf[other]));
-  std::string notInParts;
-  if (layout.perHost == 0)
-    notInParts = "the hosts have different numbers of ranks";
-  else if (layout.perHost == 1)
-    notInParts = "one rank per host";
-  else if (anySharesProcess)
-    notInParts = "a process drives several of the communicator's GPUs";
-  if (!notInParts.empty()) {
-    s.why = fmt::format("{}: calls between hosts are NCCL's, and no call runs in parts: {}", where, notInParts);
-    logInfo("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
-    return;
-  }
+  // Every call to NCCL, for `reason`; `failed`: the parts were to start but did not.
+  auto noParts = [&](const std::string& reason, bool failed) {
+    s.why = fmt::format("{}: calls between hosts are NCCL's, and no call runs in parts: {}", where, reason);
+    if (failed)
+      logWarn("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+    else
+      logInfo("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
+  };
+  if (layout.perHost == 0) return noParts("the hosts have different numbers of ranks", false);
+  if (layout.perHost == 1) return noParts("one rank per host", false);
+  if (anySharesProcess) return noParts("a process drives several of the communicator's GPUs", false);
   auto parts = std::make_unique<CommState::AcrossHosts>();
-  parts->hosts = layout.hosts;
   // NCCL's splits are collective over the whole communicator: every rank makes both.
   const ncclResult_t madeInside =
       GPUPEER_REAL_NCCL(ncclCommSplit, s.real, layout.hostIndex, s.rank, &parts->insideComm, nullptr);
@@ -210,9 +208,7 @@ void startAcrossHosts(CommState& s, const HostLayout& layout, const std::vector<
   if (!everyRankStarted(s, why.empty(), agreed) && why.empty()) why = agreed;
   if (!why.empty()) {
     endSplits(*parts, false);
-    s.why = fmt::format("{}: calls between hosts are NCCL's, and no call runs in parts: {}", where, why);
-    logWarn("comm {} rank {}/{}: every call to NCCL: {}", fmt::ptr(s.real), s.rank, s.ranks, s.why);
-    return;
+    return noParts(why, true);
   }
   s.acrossHosts = std::move(parts);
   logInfo(

@@ -1,9 +1,8 @@
 #pragma once
 // What libgpupeer_nccl.so keeps per NCCL communicator: the gpupeer communicator beside it, when
 // its ranks share one host and P2P (or, across hosts, beside this host's part of it), and how it
-// was started. Looked up by the real NCCL
-// communicator, which is the handle the program holds (so every call NCCL takes gets the
-// program's arguments unchanged).
+// was started. Looked up by the real NCCL communicator, which is the handle the program holds
+// (so every call NCCL takes gets the program's arguments unchanged).
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -33,7 +32,6 @@ struct CommState {
   /// Where the ranks run on several hosts, as many on each and several: the communicator in the
   /// parts an all-reduce runs in (runCall, gpupeer_call.hpp). gpupeer and oneProcess are null.
   struct AcrossHosts {
-    int hosts = 0;
     /// This host's ranks: NCCL's split of the communicator, and its state with gpupeer beside it.
     ncclComm_t insideComm = nullptr;
     std::shared_ptr<CommState> inside;

@@ -2,15 +2,15 @@
 # The NCCL program (nccl_program.cpp) on 2 to 4 GPUs, one process per GPU and then one process
 # driving them all (--one-process): NCCL alone, then with libgpupeer_nccl.so preloaded routing
 # by its table (the default), then routing every call gpupeer can run to gpupeer. Every run must
-# check every element right. Then, with every call on gpupeer, STALLED_PEER
-# (nccl_stalled_peer.cpp): a rank of a one-process set that never reaches its call must be
-# reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Last, where torch is
-# installed, pynccl_program.py on 2 GPUs opens NCCL by path as vLLM does: torch's own NCCL, then
-# the library by its table, then with every call on gpupeer. Then the ranks act as 2 hosts
-# (--hosts 2: NCCL's traffic between them over its network transport): 4 ranks as 2 hosts of 2
-# where 4 GPUs are visible, whose all-reduce the library runs in parts (gpupeer inside each
-# host, NCCL across) with every call on gpupeer, else 2 ranks of one host each, which stay
-# NCCL's. Skips (77) where fewer than 2 GPUs are visible: NCCL refuses two ranks on one GPU.
+# check every element right. Then the ranks act as 2 hosts (--hosts 2: NCCL's traffic between
+# them over its network transport): 4 ranks as 2 hosts of 2 where 4 GPUs are visible, whose
+# all-reduce the library runs in parts (gpupeer inside each host, NCCL across) with every call
+# on gpupeer, else 2 ranks of one host each, which stay NCCL's. Then, with every call on
+# gpupeer, STALLED_PEER (nccl_stalled_peer.cpp): a rank of a one-process set that never reaches
+# its call must be reported by ncclCommGetAsyncError once GPUPEER_NCCL_TIMEOUT_MS passed. Last,
+# where torch is installed, pynccl_program.py on 2 GPUs opens NCCL by path as vLLM does: torch's
+# own NCCL, then the library by its table, then with every call on gpupeer. Skips (77) where
+# fewer than 2 GPUs are visible: NCCL refuses two ranks on one GPU.
 # Usage: run_nccl_program.sh PROGRAM LIBRARY STALLED_PEER [MAX_BYTES]
 set -uo pipefail
 program=$1 library=$2 stalled=$3 max=${4:-${GPUPEER_NCCL_TEST_MAX_BYTES:-268435456}}
@@ -29,23 +29,26 @@ route_env() {
     gpupeer) echo GPUPEER_NCCL_ROUTE=gpupeer GPUPEER_NCCL_DEBUG=INFO ;;
   esac
 }
+# run_program MODE ARGS...: the NCCL program with ARGS, the library preloaded unless MODE is nccl.
+run_program() {
+  local mode=$1 preload=()
+  shift
+  [ "$mode" != nccl ] && preload=(LD_PRELOAD="$library")
+  env "${preload[@]}" $(route_env "$mode") "$program" "$@"
+}
 for ranks in $(seq 2 $((gpus < 4 ? gpus : 4))); do
   for shape in "" --one-process; do
     for mode in nccl table gpupeer; do
       echo "== $ranks ranks${shape:+ in one process}, $mode"
-      preload=()
-      [ "$mode" != nccl ] && preload=(LD_PRELOAD="$library")
-      env "${preload[@]}" $(route_env $mode) "$program" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
+      run_program "$mode" --ranks "$ranks" --max-bytes "$max" $shape || failed=1
     done
   done
 done
 hosts_ranks=$((gpus >= 4 ? 4 : 2))
 for mode in nccl table gpupeer; do
   echo "== $hosts_ranks ranks as 2 hosts, $mode"
-  preload=()
-  [ "$mode" != nccl ] && preload=(LD_PRELOAD="$library")
   log=$(mktemp)
-  env "${preload[@]}" $(route_env $mode) "$program" --ranks "$hosts_ranks" --hosts 2 --max-bytes "$max" 2>&1 | tee "$log"
+  run_program "$mode" --ranks "$hosts_ranks" --hosts 2 --max-bytes "$max" 2>&1 | tee "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
   # Two ranks on each host: the library must have taken the all-reduce in parts.
   if [ "$mode" = gpupeer ] && [ "$hosts_ranks" -eq 4 ] && ! grep -q "all_reduce to gpupeer" "$log"; then
