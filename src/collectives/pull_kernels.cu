@@ -19,6 +19,11 @@ using namespace oneshot;
 // before it combines any; one source at a time measured no faster (docs/collectives.md, tuned
 // constants).
 constexpr int kPullDepth = 4;
+// Lanes of a reduced unit in flight per source: 16, not the one-shot finisher's 32. Its sources
+// are loaded several at a time (kSourceBatch), and with 32 its bf16 kernel on 16-byte units held
+// 128 registers a thread and spilled 3 KiB of them (ptxas -v, sm_90), where with 16 it fits in
+// 124 without spilling.
+constexpr int kPullReduceLanes = 16;
 constexpr int kSourceBatch = 4;
 // Units in flight per thread where the part has one source (a copy).
 constexpr int kCopyDepth = 8;
@@ -46,7 +51,7 @@ __device__ __forceinline__ void pullUnits(const OneShotArgs& a, const void* cons
     }
     return;
   }
-  constexpr int kDepth = reduceDepth<T, U>(kPullDepth);
+  constexpr int kDepth = reduceDepth<T, U>(kPullDepth, kPullReduceLanes);
   for (std::size_t u = b + threadIdx.x; u < e; u += kDepth * kThreads) {
     UnitAcc<T, U> acc[kDepth];
     for (int first = 0; first < a.sources; first += kSourceBatch) {

@@ -167,17 +167,17 @@ __device__ __forceinline__ void withRedOp(RedOp op, F&& f) {
   }
 }
 
-// Units a thread reduces at once: 32 lanes at most (narrow types widen to float in
-// registers), `most` at most. With 16, a thread of bf16 or half (8 lanes a unit) kept two
-// units of each source in flight where float keeps four, and the reduction's loads waited on
-// memory: on 4x H200, 4 processes, graphs, a bf16 all-reduce of 256 MiB took 1,429 us against
-// float's 1,303 and a bf16 reduce-scatter 773 against NCCL's 666; with 32, 1,305 and 658.
-// Loading two sources before adding them gained less (1,330).
+// Units a thread reduces at once: `lanes` lanes at most (narrow types widen to float in
+// registers), `most` at most. The default, 32: with 16, a thread of bf16 or half (8 lanes a
+// unit) kept two units of each source in flight where float keeps four, and the one-shot
+// finisher's loads waited on memory: on 4x H200, 4 processes, graphs, a bf16 all-reduce of
+// 256 MiB took 1,429 us against float's 1,303 and a bf16 reduce-scatter 773 against NCCL's 666;
+// with 32, 1,305 and 658. Loading two sources before adding them gained less (1,330).
 inline constexpr int kMostReduceLanes = 32;
 template <class T, class U>
-constexpr int reduceDepth(int most) {
-  constexpr int kByLanes = kMostReduceLanes / Unit<T, U>::kLanes < 1 ? 1 : kMostReduceLanes / Unit<T, U>::kLanes;
-  return kByLanes > most ? most : kByLanes;
+constexpr int reduceDepth(int most, int lanes = kMostReduceLanes) {
+  const int byLanes = lanes / Unit<T, U>::kLanes < 1 ? 1 : lanes / Unit<T, U>::kLanes;
+  return byLanes > most ? most : byLanes;
 }
 
 // out[v] = reduction over ranks r < n, in rank order, of source(r)[v] for the units of
