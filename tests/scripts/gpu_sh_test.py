@@ -69,8 +69,9 @@ class GpuSh(unittest.TestCase):
     def test_coll_writes_logs_meta_and_results(self):
         out = self.run_suite("coll", "--ops", "all_reduce,broadcast")
         steps = [line.split()[0] for line in self.read(out, "summary.txt").splitlines()]
-        self.assertEqual(steps, ["g2-all_reduce-graph", "g2-all_reduce-eager", "g2-broadcast-graph", "g2-broadcast-eager",
-                                 "g2-all_reduce-small-graph"])
+        self.assertEqual(steps, ["g2-all_reduce-graph", "g2-all_reduce-eager", "g2-all_reduce-bf16-graph",
+                                 "g2-broadcast-graph", "g2-broadcast-eager", "g2-all_reduce-small-graph"])
+        self.assertIn("--datatype bfloat16", self.read(out, "g2-all_reduce-bf16-graph.log").splitlines()[0])
         self.assertTrue(self.read(out, "g2-broadcast-eager.log").startswith("$ build/gpupeer coll broadcast -b 8 -e 512M"))
         meta = json.loads(self.read(out, "meta.json"))
         self.assertEqual({k: meta[k] for k in results_meta.REQUIRED if k != "about"},
@@ -105,6 +106,16 @@ class GpuSh(unittest.TestCase):
         self.assertIn("--procs 2", first)
         self.assertNotIn(" -g ", first)
         self.assertIn("in 2 processes", json.loads(self.read(out, "meta.json"))["about"])
+
+    def test_procs_sweeps_reducing_operations_in_bf16_too(self):
+        out = self.run_suite("procs", "--ops", "reduce,alltoall")
+        steps = [line.split()[0] for line in self.read(out, "summary.txt").splitlines()]
+        self.assertEqual(steps, ["ctest-rank", "p2-reduce-eager", "p2-reduce-graph", "p2-reduce-bf16-graph",
+                                 "p2-alltoall-eager", "p2-alltoall-graph"])
+        first = self.read(out, "p2-reduce-bf16-graph.log").splitlines()[0]
+        self.assertIn("--procs 2", first)
+        self.assertIn("--datatype bfloat16", first)
+        self.assertIn("-e 256M", first)
 
     def test_tests_and_bench_run_their_steps(self):
         out = self.run_suite("tests")
