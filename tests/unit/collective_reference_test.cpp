@@ -146,6 +146,50 @@ TEST(CheckReduction, FloatSumsInAnyOrderPassAndWrongOnesFail) {
   EXPECT_GT(checkReduction(DataType::kBFloat16, RedOp::kSum, ptrs, missing.data(), count).wrong, count / 2);
 }
 
+// Long checks run in ranges on several threads (from 1 Mi elements a thread): their wrong
+// elements, first wrong index and largest error must be those of one pass over the whole.
+TEST(CheckReduction, LongChecksCountEveryWrongElementAndTheFirst) {
+  const std::size_t count = (5u << 20) + 3;  // several ranges, the last one short
+  const std::vector<std::size_t> wrongAt = {(1u << 20) + 5, (3u << 20) + 1, count - 1};
+  for (DataType type : {DataType::kBFloat16, DataType::kFloat32, DataType::kInt32, DataType::kFloat8E4M3}) {
+    SCOPED_TRACE(dataTypeName(type));
+    std::vector<std::vector<std::uint8_t>> in;
+    std::vector<const void*> inputs;
+    for (int r = 0; r < 3; ++r) in.push_back(knownAnswerInput(type, r, count, 5));
+    for (auto& v : in) inputs.push_back(v.data());
+    std::vector<std::uint8_t> out(count * dataTypeSize(type));
+    for (std::size_t i = 0; i < count; ++i)
+      storeElement(type, out.data(), i,
+                   elementAsDouble(type, inputs[0], i) + elementAsDouble(type, inputs[1], i) +
+                       elementAsDouble(type, inputs[2], i));
+    ReductionCheck right = checkReduction(type, RedOp::kSum, inputs, out.data(), count);
+    EXPECT_EQ(right.wrong, 0u);
+    // Off by 64 at each place and by 256 at the last (in the last range), as far as the type
+    // rounds: the largest error is the last one's.
+    auto exact = [&](std::size_t i) {
+      return elementAsDouble(type, inputs[0], i) + elementAsDouble(type, inputs[1], i) +
+             elementAsDouble(type, inputs[2], i);
+    };
+    for (std::size_t i : wrongAt) storeElement(type, out.data(), i, exact(i) + (i == count - 1 ? 256 : 64));
+    ReductionCheck bad = checkReduction(type, RedOp::kSum, inputs, out.data(), count);
+    EXPECT_EQ(bad.wrong, wrongAt.size());
+    EXPECT_EQ(bad.firstWrong, wrongAt[0]);
+    if (type != DataType::kInt32) {
+      EXPECT_EQ(bad.maxError, std::fabs(elementAsDouble(type, out.data(), count - 1) - exact(count - 1)));
+      EXPECT_GT(bad.maxError, 128.0);
+    }
+  }
+  // Moves too: one wrong byte in the second rank's block of an all-gather, far into it.
+  std::vector<std::uint8_t> a(count, 1), b(count, 2), gathered(2 * count);
+  std::copy(a.begin(), a.end(), gathered.begin());
+  std::copy(b.begin(), b.end(), gathered.begin() + count);
+  gathered[count + wrongAt[1]] = 9;
+  ReductionCheck moved = checkCollective(CollOp::kAllGather, DataType::kUInt8, RedOp::kSum, 0, {a.data(), b.data()}, 0,
+                                         gathered.data(), count);
+  EXPECT_EQ(moved.wrong, 1u);
+  EXPECT_EQ(moved.firstWrong, count + wrongAt[1]);
+}
+
 TEST(CheckReduction, FloatAverageMinAndNan) {
   std::vector<float> a = {1, 4, NAN}, b = {3, -2, 1}, avg = {2, 1, NAN}, mn = {1, -2, NAN};
   EXPECT_EQ(checkReduction(DataType::kFloat32, RedOp::kAvg, {a.data(), b.data()}, avg.data(), 3).wrong, 0u);

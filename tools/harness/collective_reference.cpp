@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <system_error>
+#include <thread>
 
 namespace gpupeer {
 
@@ -193,12 +195,48 @@ T loadAs(const void* data, std::size_t i) {
   return v;
 }
 
+// Elements a thread of the check takes at least. A check of one rank's 256 MiB of bf16 against
+// four inputs took ~2 s on one core, and a sweep checks every rank and every baseline: the
+// one-process sweep of 4 GPUs outran a minute at that size.
+constexpr std::size_t kElementsPerThread = 1u << 20;
+
+// check(b, e) over [0, count) in ranges of the machine's cores, merged as one check of the
+// whole: the wrong ones counted, the first of them, the largest error. A range whose thread
+// cannot be started is checked on the calling thread.
+template <class CheckRange>
+ReductionCheck checkInRanges(std::size_t count, CheckRange check) {
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t ranges = std::clamp<std::size_t>(count / kElementsPerThread, 1, cores);
+  if (ranges == 1) return check(std::size_t{0}, count);
+  const std::size_t per = (count + ranges - 1) / ranges;
+  std::vector<ReductionCheck> parts(ranges);
+  std::vector<std::thread> threads;
+  threads.reserve(ranges);
+  for (std::size_t k = 0; k < ranges; ++k) {
+    const std::size_t b = std::min(count, k * per), e = std::min(count, b + per);
+    try {
+      threads.emplace_back([&parts, &check, k, b, e] { parts[k] = check(b, e); });
+    } catch (const std::system_error&) {
+      parts[k] = check(b, e);
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  ReductionCheck c;
+  for (const ReductionCheck& part : parts) {
+    if (part.wrong > 0 && c.wrong == 0) c.firstWrong = part.firstWrong;
+    c.wrong += part.wrong;
+    c.maxError = std::max(c.maxError, part.maxError);
+  }
+  return c;
+}
+
 // Integers: computed in the type with wrap-around, as the device does; must match exactly.
 template <class T>
-ReductionCheck checkIntegers(RedOp op, const std::vector<const void*>& inputs, const void* result, std::size_t count) {
+ReductionCheck checkIntegers(RedOp op, const std::vector<const void*>& inputs, const void* result, std::size_t b,
+                             std::size_t e) {
   using U = std::make_unsigned_t<T>;
   ReductionCheck c;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = b; i < e; ++i) {
     U acc = static_cast<U>(loadAs<T>(inputs[0], i));
     for (std::size_t r = 1; r < inputs.size(); ++r) {
       T v = loadAs<T>(inputs[r], i);
@@ -215,24 +253,17 @@ ReductionCheck checkIntegers(RedOp op, const std::vector<const void*>& inputs, c
   return c;
 }
 
-}  // namespace
-
-ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const void*>& inputs, const void* result,
-                              std::size_t count) {
-  if (inputs.empty()) return {};
-  switch (type) {
-    case DataType::kInt8: return checkIntegers<std::int8_t>(op, inputs, result, count);
-    case DataType::kUInt8: return checkIntegers<std::uint8_t>(op, inputs, result, count);
-    case DataType::kInt32: return checkIntegers<std::int32_t>(op, inputs, result, count);
-    case DataType::kInt64: return checkIntegers<std::int64_t>(op, inputs, result, count);
-    default: break;
-  }
+// Floating types, each element read as double by `load(buffer, i)`: within the bound of any
+// summation order (unit roundoff `u`).
+template <class Load>
+ReductionCheck checkFloats(RedOp op, double u, const std::vector<const void*>& inputs, const void* result,
+                           std::size_t b, std::size_t e, Load load) {
   ReductionCheck c;
-  const double n = static_cast<double>(inputs.size()), u = unitRoundoff(type);
-  for (std::size_t i = 0; i < count; ++i) {
-    double exact = elementAsDouble(type, inputs[0], i), magnitude = std::fabs(exact);
+  const double n = static_cast<double>(inputs.size());
+  for (std::size_t i = b; i < e; ++i) {
+    double exact = load(inputs[0], i), magnitude = std::fabs(exact);
     for (std::size_t r = 1; r < inputs.size(); ++r) {
-      double v = elementAsDouble(type, inputs[r], i);
+      double v = load(inputs[r], i);
       switch (op) {
         case RedOp::kSum:
         case RedOp::kAvg:
@@ -251,7 +282,7 @@ ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const v
       exact /= n;
       magnitude /= n;
     }
-    double got = elementAsDouble(type, result, i);
+    double got = load(result, i);
     double bound = 0;  // min and max pick one of the inputs: exact
     // Any order of n-1 additions (or multiplications) errs by at most (n-1) u per step on the
     // magnitudes involved, plus the division of avg and the final rounding to the type.
@@ -265,15 +296,55 @@ ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const v
   return c;
 }
 
+// The check of [b, e) for `type`, its elements loaded without a switch per element.
+ReductionCheck checkRange(DataType type, RedOp op, const std::vector<const void*>& inputs, const void* result,
+                          std::size_t b, std::size_t e) {
+  const double u = unitRoundoff(type);
+  auto floats = [&](auto load) { return checkFloats(op, u, inputs, result, b, e, load); };
+  switch (type) {
+    case DataType::kInt8: return checkIntegers<std::int8_t>(op, inputs, result, b, e);
+    case DataType::kUInt8: return checkIntegers<std::uint8_t>(op, inputs, result, b, e);
+    case DataType::kInt32: return checkIntegers<std::int32_t>(op, inputs, result, b, e);
+    case DataType::kInt64: return checkIntegers<std::int64_t>(op, inputs, result, b, e);
+    case DataType::kFloat32:
+      return floats([](const void* p, std::size_t i) { return static_cast<double>(loadAs<float>(p, i)); });
+    case DataType::kFloat64: return floats([](const void* p, std::size_t i) { return loadAs<double>(p, i); });
+    case DataType::kFloat16:
+      return floats([](const void* p, std::size_t i) { return double{halfToFloat(loadAs<std::uint16_t>(p, i))}; });
+    case DataType::kBFloat16:
+      return floats([](const void* p, std::size_t i) { return double{bfloat16ToFloat(loadAs<std::uint16_t>(p, i))}; });
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
+      return floats(
+          [type](const void* p, std::size_t i) { return double{fp8ToFloat(loadAs<std::uint8_t>(p, i), type)}; });
+  }
+  return {};
+}
+
+}  // namespace
+
+ReductionCheck checkReduction(DataType type, RedOp op, const std::vector<const void*>& inputs, const void* result,
+                              std::size_t count) {
+  if (inputs.empty()) return {};
+  return checkInRanges(count, [&](std::size_t b, std::size_t e) { return checkRange(type, op, inputs, result, b, e); });
+}
+
 namespace {
 
-// Elements of `expected` (count of them, es bytes each) that differ from `got`.
+// Elements of `expected` (count of them, es bytes each) that differ from `got`; their indices
+// counted from `resultOffset`.
 void compareMoved(const void* expected, const void* got, std::size_t count, std::size_t es, std::size_t resultOffset,
                   ReductionCheck& c) {
-  const auto* e = static_cast<const std::uint8_t*>(expected);
+  const auto* x = static_cast<const std::uint8_t*>(expected);
   const auto* g = static_cast<const std::uint8_t*>(got);
-  for (std::size_t i = 0; i < count; ++i)
-    if (std::memcmp(e + i * es, g + i * es, es) != 0 && c.wrong++ == 0) c.firstWrong = resultOffset + i;
+  const ReductionCheck moved = checkInRanges(count, [&](std::size_t b, std::size_t e) {
+    ReductionCheck part;
+    for (std::size_t i = b; i < e; ++i)
+      if (std::memcmp(x + i * es, g + i * es, es) != 0 && part.wrong++ == 0) part.firstWrong = resultOffset + i;
+    return part;
+  });
+  if (moved.wrong > 0 && c.wrong == 0) c.firstWrong = moved.firstWrong;
+  c.wrong += moved.wrong;
 }
 
 }  // namespace
