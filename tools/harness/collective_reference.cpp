@@ -153,25 +153,52 @@ void storeElement(DataType type, void* data, std::size_t i, double value) {
   }
 }
 
-double elementAsDouble(DataType type, const void* data, std::size_t i) {
-  const auto* p = static_cast<const unsigned char*>(data) + i * dataTypeSize(type);
-  auto load = [p](auto v) {
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  };
+namespace {
+
+template <class T>
+T loadAs(const void* data, std::size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const unsigned char*>(data) + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+// f(load), where load(data, i) is element i of a buffer of `type` as double: the type's
+// conversion chosen once, so that a loop over elements inside f makes no choice per element.
+// What f returns for a type this does not know: its value-initialised result.
+template <class F>
+auto withElementLoader(DataType type, F&& f) {
   switch (type) {
-    case DataType::kFloat32: return load(float{});
-    case DataType::kFloat64: return load(double{});
-    case DataType::kFloat16: return halfToFloat(load(std::uint16_t{}));
-    case DataType::kBFloat16: return bfloat16ToFloat(load(std::uint16_t{}));
-    case DataType::kInt8: return load(std::int8_t{});
-    case DataType::kUInt8: return load(std::uint8_t{});
-    case DataType::kInt32: return load(std::int32_t{});
-    case DataType::kInt64: return static_cast<double>(load(std::int64_t{}));
+    case DataType::kFloat32:
+      return f([](const void* p, std::size_t i) { return static_cast<double>(loadAs<float>(p, i)); });
+    case DataType::kFloat64: return f([](const void* p, std::size_t i) { return loadAs<double>(p, i); });
+    case DataType::kFloat16:
+      return f(
+          [](const void* p, std::size_t i) { return static_cast<double>(halfToFloat(loadAs<std::uint16_t>(p, i))); });
+    case DataType::kBFloat16:
+      return f([](const void* p, std::size_t i) {
+        return static_cast<double>(bfloat16ToFloat(loadAs<std::uint16_t>(p, i)));
+      });
+    case DataType::kInt8:
+      return f([](const void* p, std::size_t i) { return static_cast<double>(loadAs<std::int8_t>(p, i)); });
+    case DataType::kUInt8:
+      return f([](const void* p, std::size_t i) { return static_cast<double>(loadAs<std::uint8_t>(p, i)); });
+    case DataType::kInt32:
+      return f([](const void* p, std::size_t i) { return static_cast<double>(loadAs<std::int32_t>(p, i)); });
+    case DataType::kInt64:
+      return f([](const void* p, std::size_t i) { return static_cast<double>(loadAs<std::int64_t>(p, i)); });
     case DataType::kFloat8E4M3:
-    case DataType::kFloat8E5M2: return fp8ToFloat(load(std::uint8_t{}), type);
+    case DataType::kFloat8E5M2:
+      return f([type](const void* p, std::size_t i) {
+        return static_cast<double>(fp8ToFloat(loadAs<std::uint8_t>(p, i), type));
+      });
   }
-  return 0;
+  return decltype(f([](const void*, std::size_t) { return 0.0; })){};
+}
+
+}  // namespace
+
+double elementAsDouble(DataType type, const void* data, std::size_t i) {
+  return withElementLoader(type, [&](auto load) { return load(data, i); });
 }
 
 namespace {
@@ -188,11 +215,12 @@ double unitRoundoff(DataType type) {
   }
 }
 
-template <class T>
-T loadAs(const void* data, std::size_t i) {
-  T v;
-  std::memcpy(&v, static_cast<const unsigned char*>(data) + i * sizeof(T), sizeof(T));
-  return v;
+// Adds the check of a later range (or buffer) to `into`: its wrong ones counted, the first
+// kept where `into` had none, the largest error.
+void addCheck(ReductionCheck& into, const ReductionCheck& later) {
+  if (later.wrong > 0 && into.wrong == 0) into.firstWrong = later.firstWrong;
+  into.wrong += later.wrong;
+  into.maxError = std::max(into.maxError, later.maxError);
 }
 
 // Elements a thread of the check takes at least. A check of one rank's 256 MiB of bf16 against
@@ -222,11 +250,7 @@ ReductionCheck checkInRanges(std::size_t count, CheckRange check) {
   }
   for (std::thread& t : threads) t.join();
   ReductionCheck c;
-  for (const ReductionCheck& part : parts) {
-    if (part.wrong > 0 && c.wrong == 0) c.firstWrong = part.firstWrong;
-    c.wrong += part.wrong;
-    c.maxError = std::max(c.maxError, part.maxError);
-  }
+  for (const ReductionCheck& part : parts) addCheck(c, part);
   return c;
 }
 
@@ -296,29 +320,19 @@ ReductionCheck checkFloats(RedOp op, double u, const std::vector<const void*>& i
   return c;
 }
 
-// The check of [b, e) for `type`, its elements loaded without a switch per element.
+// The check of [b, e) for `type`: integers exactly, the others within the bound, their elements
+// loaded without a choice per element.
 ReductionCheck checkRange(DataType type, RedOp op, const std::vector<const void*>& inputs, const void* result,
                           std::size_t b, std::size_t e) {
-  const double u = unitRoundoff(type);
-  auto floats = [&](auto load) { return checkFloats(op, u, inputs, result, b, e, load); };
   switch (type) {
     case DataType::kInt8: return checkIntegers<std::int8_t>(op, inputs, result, b, e);
     case DataType::kUInt8: return checkIntegers<std::uint8_t>(op, inputs, result, b, e);
     case DataType::kInt32: return checkIntegers<std::int32_t>(op, inputs, result, b, e);
     case DataType::kInt64: return checkIntegers<std::int64_t>(op, inputs, result, b, e);
-    case DataType::kFloat32:
-      return floats([](const void* p, std::size_t i) { return static_cast<double>(loadAs<float>(p, i)); });
-    case DataType::kFloat64: return floats([](const void* p, std::size_t i) { return loadAs<double>(p, i); });
-    case DataType::kFloat16:
-      return floats([](const void* p, std::size_t i) { return double{halfToFloat(loadAs<std::uint16_t>(p, i))}; });
-    case DataType::kBFloat16:
-      return floats([](const void* p, std::size_t i) { return double{bfloat16ToFloat(loadAs<std::uint16_t>(p, i))}; });
-    case DataType::kFloat8E4M3:
-    case DataType::kFloat8E5M2:
-      return floats(
-          [type](const void* p, std::size_t i) { return double{fp8ToFloat(loadAs<std::uint8_t>(p, i), type)}; });
+    default: break;
   }
-  return {};
+  const double u = unitRoundoff(type);
+  return withElementLoader(type, [&](auto load) { return checkFloats(op, u, inputs, result, b, e, load); });
 }
 
 }  // namespace
@@ -343,8 +357,7 @@ void compareMoved(const void* expected, const void* got, std::size_t count, std:
       if (std::memcmp(x + i * es, g + i * es, es) != 0 && part.wrong++ == 0) part.firstWrong = resultOffset + i;
     return part;
   });
-  if (moved.wrong > 0 && c.wrong == 0) c.firstWrong = moved.firstWrong;
-  c.wrong += moved.wrong;
+  addCheck(c, moved);
 }
 
 }  // namespace
