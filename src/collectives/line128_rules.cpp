@@ -11,6 +11,8 @@ int line128LagFor(std::size_t bytes) {
   return bytes < 4 * kMiB ? 2 : bytes < 8 * kMiB ? 1 : 0;
 }
 
+bool relayTakesLines128(int ranks, std::size_t bytes) { return ranks >= 3 && bytes <= (16u << 20); }
+
 int line128BlocksFor(int ranks, int sms) { return ranks == 2 ? 3 * sms : sms; }
 
 }  // namespace gpupeer

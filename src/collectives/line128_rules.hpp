@@ -27,4 +27,11 @@ int line128LagFor(std::size_t bytes);
 /// than two or one (docs/collectives.md, tuned constants).
 int line128BlocksFor(int ranks, int sms);
 
+/// Whether the relay kernel (broadcast and reduce in parts, through the scratch) takes its
+/// 128-byte variant for a message of `bytes` on `ranks` GPUs (the lines' scratch permitting):
+/// up to 16 MiB, where it measured faster than the regular variant on 3 and 4 GPUs; beyond,
+/// its pieces of one 128-byte slot cost more launches than the lines save
+/// (docs/collectives.md, the relay row).
+bool relayTakesLines128(int ranks, std::size_t bytes);
+
 }  // namespace gpupeer

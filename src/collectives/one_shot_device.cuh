@@ -107,6 +107,10 @@ __device__ __forceinline__ int chunkFor(const OneShotArgs& a, int dst) {
   return a.op == CollOp::kReduceScatter || a.op == CollOp::kAllToAll ? dst : 0;
 }
 
+// The relay's part of non-root rank r (relay_kernels.cu, relay_lines128.cu): parts follow the
+// root in rank order.
+__device__ __forceinline__ int relayPartOf(const OneShotArgs& a, int r) { return (r - a.root - 1 + a.ranks) % a.ranks; }
+
 template <class T, class U>
 __device__ __forceinline__ const U* inChunk(const OneShotArgs& a, int q) {
   return reinterpret_cast<const U*>(static_cast<const T*>(a.in) + q * a.inStride);
@@ -185,6 +189,9 @@ cudaError_t launchOneShotLines(const OneShotArgs& a, DataType type, cudaStream_t
 /// a.lines128.
 cudaError_t launchOneShotLines128(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
+/// The relay's 128-byte variant (relay_lines128.cu); launchRelay calls it when a.lines128.
+cudaError_t launchRelayLines128(const OneShotArgs& a, DataType type, cudaStream_t stream);
+
 /// Loads `kernels` into the current device's context now. Under lazy loading (CUDA's default
 /// since 12.2) a kernel is loaded at its first launch, and loading waits for the work the
 /// context has in flight: a rank whose first launch of a kernel comes while a peer's kernel of
@@ -201,6 +208,7 @@ cudaError_t loadKernels(Kernels... kernels) {
 /// Each variant's kernels for every element type, loaded (see loadKernels).
 cudaError_t loadOneShotLinesKernels();
 cudaError_t loadOneShotLines128Kernels();
+cudaError_t loadRelayLines128Kernels();
 
 /// Launches `kernel(a)` with a.earlyLaunch's programmatic dependent launch.
 cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& a, int blocks, cudaStream_t stream,

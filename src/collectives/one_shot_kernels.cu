@@ -142,8 +142,8 @@ struct LoadOneShot {
 }  // namespace
 
 cudaError_t loadCollectiveKernels() {
-  for (cudaError_t (*load)() :
-       {loadOneShotLinesKernels, loadOneShotLines128Kernels, loadPullKernels, loadChainKernels, loadRelayKernels})
+  for (cudaError_t (*load)() : {loadOneShotLinesKernels, loadOneShotLines128Kernels, loadPullKernels, loadChainKernels,
+                                loadRelayKernels, loadRelayLines128Kernels})
     if (cudaError_t e = load(); e != cudaSuccess) return e;
   return forEveryType(LoadOneShot{});
 }

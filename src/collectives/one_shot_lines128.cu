@@ -14,105 +14,13 @@
 // piece in a sum; 2x H200, one process per GPU: 12-24 wrong elements per 32 MiB all-reduce).
 #include <algorithm>
 
-#include "collectives/call_line.cuh"
-#include "collectives/line_device.cuh"
-#include "collectives/one_shot_device.cuh"
+#include "collectives/line128_device.cuh"
 #include "collectives/reduce_math.cuh"
 
 namespace gpupeer {
 namespace {
 
 using namespace oneshot;
-using Word = unsigned long long;
-
-constexpr int kLineWords = kLine128Bytes / 8;  // 8-byte words per line
-constexpr int kDataWords = kLine128Data / 8;   // of which data; the last is the flag
-constexpr int kLineThreads = 8;                // threads per line, two words each
-constexpr int kWarpLines = 32 / kLineThreads;
-// Warps that move lines per block, and the block's threads: those and one warp for the work
-// per peer (oneShotLines128).
-constexpr int kLineWarps = kThreads / 32;
-constexpr int kLine128Threads = kThreads + 32;
-
-__device__ __forceinline__ void storeWords(Word* p, Word x, Word y) {
-  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(x), "l"(y) : "memory");
-}
-__device__ __forceinline__ void loadWords(const Word* p, Word& x, Word& y) {
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(x), "=l"(y) : "l"(p) : "memory");
-}
-
-__device__ __forceinline__ Word* lines128(const OneShotArgs& a, int owner, std::uint32_t parity, int sender) {
-  char* base = static_cast<char*>(a.ll128Scratch[owner]) + (parity * a.ranks + sender) * a.ll128SlotBytes;
-  return reinterpret_cast<Word*>(base);
-}
-
-// Where one thread's two words sit: line `line` of the piece (valid: it exists), slot `slot`
-// of the line's eight; data words `first` and first + 1 of the chunk, the second of them the
-// flag on slot 7.
-struct LinePlace {
-  bool valid;
-  bool flagSlot;
-  std::size_t line, first;
-  int slot;
-};
-
-__device__ __forceinline__ LinePlace placeOf(std::size_t warpLine, std::size_t lineCount) {
-  const int lane = threadIdx.x % 32;
-  LinePlace p;
-  p.line = warpLine + lane / kLineThreads;
-  p.slot = lane % kLineThreads;
-  p.valid = p.line < lineCount;
-  p.flagSlot = p.slot == kLineThreads - 1;
-  p.first = p.line * kDataWords + 2 * p.slot;
-  return p;
-}
-
-// The thread's two data words of a chunk (0 past its end or in the flag's place).
-__device__ __forceinline__ void loadData(const Word* src, const LinePlace& p, std::size_t words, Word& x, Word& y) {
-  x = p.valid && p.first < words ? src[p.first] : 0;
-  y = p.valid && !p.flagSlot && p.first + 1 < words ? src[p.first + 1] : 0;
-}
-__device__ __forceinline__ void storeData(Word* dst, const LinePlace& p, std::size_t words, Word x, Word y) {
-  if (p.valid && p.first < words) dst[p.first] = x;
-  if (p.valid && !p.flagSlot && p.first + 1 < words) dst[p.first + 1] = y;
-}
-
-// Polls the warp's lines from one sender until every one carries `epoch` in its flag; the
-// whole warp calls it together. Gives up (recording `sender`) after the barrier timeout, or at
-// once where an earlier wait gave up (as waitGivesUp does).
-__device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* base, const LinePlace& p,
-                                           std::uint32_t epoch, int sender, Word& x, Word& y) {
-  const Word* at = base + p.line * kLineWords + 2 * p.slot;
-  unsigned long long start = 0;
-  for (int spins = 0;; ++spins) {
-    x = y = 0;
-    if (p.valid) loadWords(at, x, y);
-    if (__all_sync(0xffffffffu, !p.valid || !p.flagSlot || y == epoch)) return;
-    if (spins == 64) start = globalTimerNs();
-    if (spins > 64 && (spins & 1023) == 0 &&
-        __any_sync(0xffffffffu, *static_cast<volatile std::uint32_t*>(a.error) != 0 ||
-                                    abortRequested(a.abortWord, globalTimerNs() - start) ||
-                                    globalTimerNs() - start > a.timeoutNs)) {
-      if (threadIdx.x % 32 == 0) gaveUp(a, 0, sender);  // from 0: past the bound, records why
-      x = y = 0;
-      return;
-    }
-  }
-}
-
-template <class T>
-__device__ __forceinline__ const Word* inWords(const OneShotArgs& a, int q) {
-  return reinterpret_cast<const Word*>(static_cast<const T*>(a.in) + q * a.inStride);
-}
-template <class T>
-__device__ __forceinline__ Word* outWords(const OneShotArgs& a, int q) {
-  return reinterpret_cast<Word*>(static_cast<T*>(a.out) + q * a.outStride);
-}
-
-__device__ __forceinline__ uint2 asUnit(Word w) {
-  return make_uint2(static_cast<unsigned>(w), static_cast<unsigned>(w >> 32));
-}
-__device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) | static_cast<Word>(u.y) << 32; }
 
 // Every warp takes kWarpLines lines at a time, the grid's warps in turn (a round). In round k
 // a warp sends its lines of round k to every receiver and then finishes those of round
@@ -209,18 +117,10 @@ __global__ void __launch_bounds__(kLine128Threads, kRanks == 2 ? 3 : 1) oneShotL
   const std::uint32_t epoch = beginOperation(a);
   const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
   const int me = a.rank, n = kRanks ? kRanks : a.ranks;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
   if (warp == kLineWarps) {
-    // The per-peer warp, block 0's: lane t shows peer t this call, tells it that this rank
-    // has begun where it sends it nothing (a token: the slots' reuse argument needs every rank
-    // to hear from every peer), checks peer t's call (a different call is reported at once;
-    // the line warps' waits then give up), and waits for its token where it receives nothing.
-    if (blockIdx.x == 0 && lane < n && lane != me) {
-      announceCall(a, epoch, lane);
-      if (!dataFlows(a, me, lane)) storeLine(token(a, lane, parity, me), make_uint2(0, 0), epoch);
-      checkCall(a, epoch, lane);
-      if (!dataFlows(a, lane, me)) awaitLine(a, token(a, me, parity, lane), epoch, lane);
-    }
+    meetPeersByTokens(
+        a, epoch, parity, [&](int t) { return dataFlows(a, me, t); }, [&](int t) { return dataFlows(a, t, me); });
   } else {
     moveLines<T, kRanks>(a, epoch, parity, me, n, warp);
   }

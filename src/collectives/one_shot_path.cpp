@@ -107,19 +107,60 @@ bool misaligned8(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 8
 
 // Only what the rank reads is staged in and what it writes staged out: a reduce's other ranks
 // write no output (their receive buffer is their send buffer: a copy back would overwrite
-// their input with the staging area), a broadcast's read no input.
-StagedPiece stagingFor(const Communicator::Impl& c, const CollRequest& q, const OneShotArgs& a) {
+// their input with the staging area), a broadcast's read no input. `chunks`: the chunks a
+// strided buffer holds (the relay's parts are one fewer than the ranks).
+StagedPiece stagingFor(const Communicator::Impl& c, const CollRequest& q, const OneShotArgs& a, int chunks) {
   StagedPiece s;
   if (c.alignStaging.size() == 0) return s;
   const std::size_t es = dataTypeSize(q.type);
   s.bytes = a.len * es;
-  s.inRows = a.inStride ? c.n() : 1;
-  s.outRows = a.outStride ? c.n() : 1;
+  s.inRows = a.inStride ? chunks : 1;
+  s.outRows = a.outStride ? chunks : 1;
   s.inPitch = a.inStride * es;
   s.outPitch = a.outStride * es;
   s.in = misaligned8(a.in) && !(q.op == CollOp::kBroadcast && a.rank != q.root);
   s.out = misaligned8(a.out) && !(q.op == CollOp::kReduce && a.rank != q.root);
   return s;
+}
+
+// Rank r's arguments as the variant is decided on them: a rank that can stage its piece is
+// judged as if its buffers were aligned (the real strides stay: the same on every rank; a
+// staged piece's rows, len elements apart, are then aligned too, as slots are multiples of 256).
+OneShotArgs asDecided(const Communicator::Impl& c, OneShotArgs decide) {
+  if (c.alignStaging.size() && (misaligned8(decide.in) || misaligned8(decide.out))) {
+    char* base = static_cast<char*>(c.alignStaging.get());
+    decide.in = base;
+    decide.out = base + c.alignStaging.size() / 2;
+  }
+  return decide;
+}
+
+// Launches rank r's kernel for piece `a` through the staging area where `s` says so: the rows
+// it reads copied in before, the rows it writes copied out after; a.len is then 0 (launched),
+// so that launchAll passes it by.
+Status launchStaged(Communicator::Impl& c, const CollRequest& q, int r, OneShotArgs& a, const StagedPiece& s,
+                    LaunchFn launch) {
+  if (!s.in && !s.out) return Status::ok();
+  const int d = c.devices[r];
+  char* base = static_cast<char*>(c.alignStaging.get());
+  char* out = static_cast<char*>(a.out);
+  GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
+  if (s.in) {
+    GPUPEER_CUDA_CHECK(d, cudaMemcpy2DAsync(base, s.bytes, a.in, s.inPitch ? s.inPitch : s.bytes, s.bytes, s.inRows,
+                                            cudaMemcpyDeviceToDevice, q.streams[r]));
+    a.in = base;
+    a.inStride = a.inStride ? a.len : 0;
+  }
+  if (s.out) {
+    a.out = base + c.alignStaging.size() / 2;
+    a.outStride = a.outStride ? a.len : 0;
+  }
+  GPUPEER_CUDA_CHECK(d, launch(a, q.type, q.streams[r]));
+  if (s.out)
+    GPUPEER_CUDA_CHECK(d, cudaMemcpy2DAsync(out, s.outPitch ? s.outPitch : s.bytes, a.out, s.bytes, s.bytes, s.outRows,
+                                            cudaMemcpyDeviceToDevice, q.streams[r]));
+  a.len = 0;
+  return Status::ok();
 }
 
 Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
@@ -134,45 +175,17 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
     bool lines = true, lines128 = large;
     for (int r : c.local) {
       args[r] = argsFor(c, q, r, done, len);
-      staged[r] = stagingFor(c, q, args[r]);
-      // Decided on aligned pointers but the real strides (the same on every rank; a staged
-      // piece's rows, len elements apart, are then aligned too: slots are multiples of 256),
-      // also for a buffer the rank does not touch, so that every rank decides alike.
-      OneShotArgs decide = args[r];
-      if (c.alignStaging.size() && (misaligned8(decide.in) || misaligned8(decide.out))) {
-        char* base = static_cast<char*>(c.alignStaging.get());
-        decide.in = base;
-        decide.out = base + c.alignStaging.size() / 2;
-      }
+      staged[r] = stagingFor(c, q, args[r], c.n());
+      // Decided also for a buffer the rank does not touch, so that every rank decides alike.
+      const OneShotArgs decide = asDecided(c, args[r]);
       lines = lines && oneShotAllowsLines(decide, q.type);
       lines128 = lines128 && oneShotAllowsLines128(decide, q.type);
       if (!oneShotAllowsLines(decide, q.type) && !oneShotAllowsLines128(decide, q.type)) staged[r] = {};
     }
     for (int r : c.local) {
-      OneShotArgs& a = args[r];
-      a.lines128 = lines128;
-      a.lines = lines && !lines128;
-      const StagedPiece& s = staged[r];
-      if (!s.in && !s.out) continue;
-      const int d = c.devices[r];
-      char* base = static_cast<char*>(c.alignStaging.get());
-      char* out = static_cast<char*>(a.out);
-      GPUPEER_CUDA_CHECK(d, cudaSetDevice(d));
-      if (s.in) {
-        GPUPEER_CUDA_CHECK(d, cudaMemcpy2DAsync(base, s.bytes, a.in, s.inPitch ? s.inPitch : s.bytes, s.bytes, s.inRows,
-                                                cudaMemcpyDeviceToDevice, q.streams[r]));
-        a.in = base;
-        a.inStride = a.inStride ? len : 0;
-      }
-      if (s.out) {
-        a.out = base + c.alignStaging.size() / 2;
-        a.outStride = a.outStride ? len : 0;
-      }
-      GPUPEER_CUDA_CHECK(d, launchOneShot(a, q.type, q.streams[r]));
-      if (s.out)
-        GPUPEER_CUDA_CHECK(d, cudaMemcpy2DAsync(out, s.outPitch ? s.outPitch : s.bytes, a.out, s.bytes, s.bytes,
-                                                s.outRows, cudaMemcpyDeviceToDevice, q.streams[r]));
-      a.len = 0;  // launched
+      args[r].lines128 = lines128;
+      args[r].lines = lines && !lines128;
+      GPUPEER_RETURN_IF_ERROR(launchStaged(c, q, r, args[r], staged[r], launchOneShot));
     }
     GPUPEER_RETURN_IF_ERROR(launchAll(c, q, args.data(), launchOneShot));
   }
@@ -283,18 +296,33 @@ Status runChain(Communicator::Impl& c, const CollRequest& q) {
 
 Status runRelay(Communicator::Impl& c, const CollRequest& q) {
   const int n = c.n();
+  const std::size_t es = dataTypeSize(q.type);
   const auto [part, rest] = wholeUnitParts(q.count, q.type, n - 1);
-  const std::size_t slotElements = c.options.oneShotSlotBytes / dataTypeSize(q.type);
+  // The 128-byte variant where every rank has their scratch (NVLink between every pair), in
+  // pieces of whole 16-byte units that fill a slot's lines; else the regular one in pieces of
+  // the one-shot slot.
+  const bool lines = c.line128SlotBytes > 0 && relayTakesLines128(n, part * es * (n - 1));
+  const std::size_t pieceElements =
+      lines ? c.line128SlotBytes / kLine128Bytes * kLine128Data / 16 * 16 / es : c.options.oneShotSlotBytes / es;
   const bool broadcast = q.op == CollOp::kBroadcast;
-  for (std::size_t done = 0; done < part; done += slotElements) {
+  for (std::size_t done = 0; done < part; done += pieceElements) {
     std::array<OneShotArgs, kMaxCommRanks> args;
+    std::array<StagedPiece, kMaxCommRanks> staged;
+    bool lines128 = lines;
     for (int r : c.local) {
       OneShotArgs& a = args[r];
-      a = argsFor(c, q, r, done, std::min(slotElements, part - done));
+      a = argsFor(c, q, r, done, std::min(pieceElements, part - done));
       // The buffers the rank reads or writes in parts: a broadcast's outputs and its root's
       // input, a reduce's inputs and its root's output.
       a.inStride = !broadcast || r == q.root ? part : 0;
       a.outStride = broadcast || r == q.root ? part : 0;
+      staged[r] = stagingFor(c, q, a, n - 1);
+      lines128 = lines128 && oneShotAllowsLines128(asDecided(c, a), q.type);
+    }
+    for (int r : c.local) {
+      args[r].lines128 = lines128;
+      // The regular variant moves misaligned buffers itself, element by element.
+      if (lines128) GPUPEER_RETURN_IF_ERROR(launchStaged(c, q, r, args[r], staged[r], launchRelay));
     }
     GPUPEER_RETURN_IF_ERROR(launchAll(c, q, args.data(), launchRelay));
   }

@@ -22,9 +22,6 @@ using namespace oneshot;
 // 968 us against 1037, reduce 1270 against 1350; docs/collectives.md, the relay row).
 constexpr std::size_t kDefaultRelayStepBytes = 16u << 10;
 
-// Rank r's part (r is not the root): parts follow the root in rank order.
-__device__ __forceinline__ int partOf(const OneShotArgs& a, int r) { return (r - a.root - 1 + a.ranks) % a.ranks; }
-
 // Units [b, e) of this step as a sender, into every rank but the root (a reduce's results reach
 // the root from the receiving role). A broadcast's root sends each rank its part; the other
 // ranks pass their part on, once it is in their slot for the root. In a reduce every rank sends
@@ -37,7 +34,7 @@ __device__ void send(const OneShotArgs& a, std::size_t b, std::size_t e, std::ui
     if (d == a.root) continue;
     U* to = reinterpret_cast<U*>(slot<T>(a, d, parity, me));
     const U* from =
-        relaying ? reinterpret_cast<const U*>(slot<T>(a, me, parity, a.root)) : inChunk<T, U>(a, partOf(a, d));
+        relaying ? reinterpret_cast<const U*>(slot<T>(a, me, parity, a.root)) : inChunk<T, U>(a, relayPartOf(a, d));
     copyUnits(to, from, b, e, t);
   }
 }
@@ -52,15 +49,15 @@ __device__ void receive(const OneShotArgs& a, std::size_t b, std::size_t e, std:
   const int me = a.rank, n = a.ranks;
   auto slotOf = [&](int owner, int sender) { return reinterpret_cast<U*>(slot<T>(a, owner, parity, sender)); };
   if (a.op == CollOp::kReduce && me != a.root) {
-    const U* own = inChunk<T, U>(a, partOf(a, me));
+    const U* own = inChunk<T, U>(a, relayPartOf(a, me));
     auto source = [&](int r) -> const U* { return r == me ? own : slotOf(me, r); };
     reduceStrided<T, U, kRoleThreads, kRoleCopyDepth>(a.redop, n, source, slotOf(a.root, me), b + t, e);
     return;
   }
   for (int r = 0; r < n; ++r) {
     if (r == a.root) continue;
-    U* out = outChunk<T, U>(a, partOf(a, r));
-    const U* src = me == a.root ? (a.op == CollOp::kReduce ? slotOf(me, r) : inChunk<T, U>(a, partOf(a, r)))
+    U* out = outChunk<T, U>(a, relayPartOf(a, r));
+    const U* src = me == a.root ? (a.op == CollOp::kReduce ? slotOf(me, r) : inChunk<T, U>(a, relayPartOf(a, r)))
                                 : slotOf(me, r == me ? a.root : r);
     if (src != out) copyUnits(out, src, b, e, t);  // the root's broadcast in place: already there
   }
@@ -141,6 +138,7 @@ cudaError_t launchRelay(const OneShotArgs& a, DataType type, cudaStream_t stream
   if (a.len == 0) return cudaSuccess;
   if (a.ranks < 2 || a.ranks > kMaxCommRanks || (a.op != CollOp::kBroadcast && a.op != CollOp::kReduce))
     return cudaErrorInvalidValue;
+  if (a.lines128) return launchRelayLines128(a, type, stream);
   return dispatchType(type, LaunchRelay{a, stream});
 }
 

@@ -44,6 +44,17 @@ TEST(Line128Rules, ThreeBlocksPerSmOnTwoGpusOneFromThree) {
   EXPECT_LE(line128BlocksFor(2, 132), kMaxOneShotBlocks);
 }
 
+// The relay's 128-byte variant from 3 GPUs up to 16 MiB, the regular one beyond (measured on
+// 3 and 4 processes of 4x H200).
+TEST(Line128Rules, TheRelayTakesThemFromThreeGpusUpTo16MiB) {
+  for (int ranks : {3, 4, 8}) {
+    EXPECT_TRUE(relayTakesLines128(ranks, 1u << 20));
+    EXPECT_TRUE(relayTakesLines128(ranks, 16u << 20));
+    EXPECT_FALSE(relayTakesLines128(ranks, (16u << 20) + 16));
+  }
+  EXPECT_FALSE(relayTakesLines128(2, 1u << 20));
+}
+
 // The host's check before it takes the variant (no GPU: the pointers are only compared).
 TEST(Line128Rules, OnlyWholeAlignedWordsThatFitTheSlotTakeThem) {
   alignas(16) static char memory[4096];

@@ -1,0 +1,158 @@
+// The relay in 128-byte lines: the relay kernel's parts and routes (relay_kernels.cu), carried
+// in the one-shot kernel's 128-byte lines (one_shot_lines128.cu) instead of steps behind flags.
+// A line vouches for its own data, so a rank passes each line on, or reduces it, as soon as it
+// lands: no step waits for a fence and a flag, which is what the regular relay pays at every
+// 16 KiB step and why it trailed NCCL from 2 to 64 MiB on 4 processes. Pieces are no longer
+// than a 128-byte slot (line128SlotBytesFor).
+//
+// Broadcast: the root stores each rank's part into that rank's slot for the root; the rank
+// writes each line of it to its output and stores it, flag and all, into every other non-root
+// rank's slot for itself. Reduce: every rank stores each non-root rank's part of its input into
+// that rank's slot for it; the rank reduces each line over every rank's (its own from its
+// input) and stores the result into the root's slot for itself, from which the root writes its
+// output.
+#include <algorithm>
+
+#include "collectives/line128_device.cuh"
+#include "collectives/reduce_math.cuh"
+
+namespace gpupeer {
+namespace {
+
+using namespace oneshot;
+
+// The line warps' work, rounds and lag as in the one-shot kernel's 128-byte variant: in its
+// k-th round a warp sends round k and finishes round k - lag. Sending is what a rank stores
+// into peers before it needs anything from them but the root's lines (a broadcast's non-root
+// passes on its part); finishing is what needs the other ranks' lines of the round. No branch
+// depends on the lane but for whole lines.
+template <class T>
+__device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t epoch, std::uint32_t parity, int warp) {
+  const int me = a.rank, n = a.ranks, root = a.root;
+  const bool broadcast = a.op == CollOp::kBroadcast;
+  const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
+  const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * kLineWarps;
+  const std::size_t firstLine = (static_cast<std::size_t>(blockIdx.x) * kLineWarps + warp) * kWarpLines;
+  const std::size_t stride = warps * kWarpLines;
+  auto lineOf = [&](int owner, int sender, const LinePlace& p) {
+    return lines128(a, owner, parity, sender) + p.line * kLineWords + 2 * p.slot;
+  };
+  auto awaitFrom = [&](int sender, const LinePlace& p, Word& x, Word& y) {
+    awaitLines(a, lines128(a, me, parity, sender), p, epoch, sender, x, y);
+  };
+  auto send = [&](std::size_t w) {
+    const LinePlace p = placeOf(w, lineCount);
+    Word x = 0, y = 0;
+    if (broadcast && me != root) {
+      // This rank's part, from the root: into the output and on to the other non-root ranks.
+      awaitFrom(root, p, x, y);
+      storeData(outWords<T>(a, relayPartOf(a, me)), p, words, x, y);
+    }
+    for (int k = 1; k < n; ++k) {
+      const int d = (me + k) % n;  // staggered, as the one-shot kernel's pushes
+      if (d == root) continue;
+      if (!broadcast || me == root) {
+        loadData(inWords<T>(a, relayPartOf(a, d)), p, words, x, y);
+        if (p.flagSlot) y = epoch;
+      }
+      if (p.valid) storeWords(lineOf(d, me, p), x, y);
+    }
+  };
+  auto finish = [&](std::size_t w) {
+    const LinePlace p = placeOf(w, lineCount);
+    Word x, y;
+    if (me == root) {
+      // Every part: a broadcast's from the input (unless in place), a reduce's reduced by its rank.
+      for (int r = 0; r < n; ++r) {
+        if (r == root) continue;
+        const int q = relayPartOf(a, r);
+        if (broadcast) {
+          if (inWords<T>(a, q) == outWords<T>(a, q)) continue;
+          loadData(inWords<T>(a, q), p, words, x, y);
+        } else {
+          awaitFrom(r, p, x, y);
+        }
+        storeData(outWords<T>(a, q), p, words, x, y);
+      }
+    } else if (broadcast) {
+      for (int r = 0; r < n; ++r) {
+        if (r == root || r == me) continue;
+        awaitFrom(r, p, x, y);
+        storeData(outWords<T>(a, relayPartOf(a, r)), p, words, x, y);
+      }
+    } else {
+      // This rank's part of every rank's input, reduced in rank order, to the root.
+      uint2 v0[kMaxCommRanks], v1[kMaxCommRanks];  // registers: unrolled constant indices
+#pragma unroll
+      for (int r = 0; r < kMaxCommRanks; ++r)
+        if (r < n) {
+          if (r == me)
+            loadData(inWords<T>(a, relayPartOf(a, me)), p, words, x, y);
+          else
+            awaitFrom(r, p, x, y);
+          v0[r] = asUnit(x);
+          v1[r] = asUnit(y);
+        }
+      x = asWord(reduceUnits<T, uint2>(a.redop, v0, n));
+      y = p.flagSlot ? epoch : asWord(reduceUnits<T, uint2>(a.redop, v1, n));
+      if (p.valid) storeWords(lineOf(root, me, p), x, y);
+    }
+  };
+  std::size_t sendAt = firstLine, finishAt = firstLine;
+  for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
+  for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
+    send(sendAt);
+    finish(finishAt);
+  }
+  for (; finishAt < lineCount; finishAt += stride) finish(finishAt);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kLine128Threads, 1) relayLines128(OneShotArgs a) {
+  const std::uint32_t epoch = beginOperation(a);
+  const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
+  const int warp = threadIdx.x / 32;
+  if (warp == kLineWarps) {
+    // Lines go to every non-root rank, and in a reduce to the root as well; a broadcast's root
+    // hears from no one, so every other rank sends it a token.
+    const bool reduce = a.op == CollOp::kReduce;
+    meetPeersByTokens(
+        a, epoch, parity, [&](int t) { return reduce || t != a.root; },
+        [&](int) { return reduce || a.rank != a.root; });
+  } else {
+    relayLines<T>(a, epoch, parity, warp);
+  }
+  endOperation(a);
+}
+
+struct LaunchRelayLines128 {
+  const OneShotArgs& a;
+  cudaStream_t stream;
+  template <class T>
+  cudaError_t operator()() const {
+    const std::size_t lineCount = (a.len * sizeof(T) / sizeof(Word) + kDataWords - 1) / kDataWords;
+    const std::size_t linesPerBlock = kThreads / kLineThreads;
+    const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
+    const int blocks = static_cast<int>(
+        std::clamp<std::size_t>((lineCount + linesPerBlock - 1) / linesPerBlock, 1, static_cast<std::size_t>(most)));
+    return launchOneShotKernel(relayLines128<T>, a, blocks, stream, kLine128Threads);
+  }
+};
+
+struct LoadRelayLines128 {
+  template <class T>
+  cudaError_t operator()() const {
+    return loadKernels(relayLines128<T>);
+  }
+};
+
+}  // namespace
+
+cudaError_t loadRelayLines128Kernels() { return forEveryType(LoadRelayLines128{}); }
+
+cudaError_t launchRelayLines128(const OneShotArgs& a, DataType type, cudaStream_t stream) {
+  return dispatchType(type, LaunchRelayLines128{a, stream});
+}
+
+}  // namespace gpupeer
