@@ -68,7 +68,7 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},  // split from 1 MiB (split)
       {CollOp::kReduce, 3, 3, 16u << 20, CollAlgo::kRelay, true},           // across processes: chain above (relay)
       {CollOp::kReduce, 4, kMaxCommRanks, 1u << 20, CollAlgo::kOneShot, true},  // across processes: relay above
-      {CollOp::kReduce, 4, kMaxCommRanks, 32u << 20, CollAlgo::kRelay, true},   // chain from 64 MiB (relay)
+      {CollOp::kReduce, 4, kMaxCommRanks, 64u << 20, CollAlgo::kRelay, true},   // chain from 128 MiB (relay)
       {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},         // chain from 128 MiB (chain)
       {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},                 // (chain)
       {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},       // unmapped buffers: ring above (ring)

@@ -56,6 +56,7 @@ Status resolveTuning(Impl& c) {
   const int n = c.n();
   GPUPEER_RETURN_IF_ERROR(checkTuningRanges(o));
   c.line128SlotBytes = o.line128SlotBytes == CommunicatorOptions::kByRule ? line128SlotBytesFor(n) : o.line128SlotBytes;
+  c.line128OneShotSlotBytes = c.line128SlotBytes;
   c.line128FromBytes = o.line128FromBytes == CommunicatorOptions::kByRule ? line128FromBytesFor(n) : o.line128FromBytes;
   switch (o.ceIssue) {
     case CommunicatorOptions::CeIssue::kByRule: c.ceIssuer = ceIssuerFor(n); break;
@@ -125,7 +126,7 @@ void detectLineSupport(Impl& c) {
                                  value == 1);
     }
   (void)cudaGetLastError();
-  if (!nativeAtomics) c.line128SlotBytes = 0;
+  if (!nativeAtomics) c.line128SlotBytes = c.line128OneShotSlotBytes = 0;
 }
 
 // transport() completed: what carries the copies where P2P is missing somewhere.

@@ -67,9 +67,12 @@ struct Communicator::Impl {
   bool p2p = true;       // between every pair
   bool ringP2p = false;  // from every rank to the next and back (true where p2p is)
   std::string transport;
-  // The 128-byte lines' slots (0 without NVLink between every pair) and the smallest piece
-  // that takes them (options.line128*, by default collectives/line128_rules.hpp's for the ranks).
+  // The 128-byte lines' slots (0 without NVLink between every pair), how much of one the
+  // one-shot kernel fills (the relay fills it all: across processes its slots are larger), and
+  // the smallest piece that takes them (options.line128*, by default
+  // collectives/line128_rules.hpp's for the ranks).
   std::size_t line128SlotBytes = 0;
+  std::size_t line128OneShotSlotBytes = 0;
   std::size_t line128FromBytes = 0;
   // The fewest SMs of the ranks' GPUs: the pull and chain kernels' grids stay resident (their
   // block b meets block b of every peer).

@@ -11,7 +11,9 @@ int line128LagFor(std::size_t bytes) {
   return bytes < 4 * kMiB ? 2 : bytes < 8 * kMiB ? 1 : 0;
 }
 
-bool relayTakesLines128(int ranks, std::size_t bytes) { return ranks >= 3 && bytes <= (16u << 20); }
+std::size_t line128SlotBytesAcrossProcessesFor(int ranks) { return ranks == 2 ? 18u << 20 : 8u << 20; }
+
+bool relayTakesLines128(int ranks, std::size_t bytes) { return ranks >= 3 && bytes <= (64u << 20); }
 
 int line128BlocksFor(int ranks, int sms) { return ranks == 2 ? 3 * sms : sms; }
 

@@ -17,6 +17,13 @@ std::size_t line128FromBytesFor(int ranks);
 /// every pair of its GPUs has native atomics, i.e. NVLink: communicator.cpp.)
 std::size_t line128SlotBytesFor(int ranks);
 
+/// The 128-byte slots where the ranks are in other processes: 18 MiB on 2 GPUs, as in one
+/// process; 8 MiB from 3, where the relay (broadcast and reduce) fills them in pieces of up to
+/// 7.5 MiB per part, while the one-shot kernel still takes only pieces up to
+/// line128SlotBytesFor's. Relay pieces of 7.5 MiB against 1.87 measured faster from 8 MiB on 4
+/// processes (docs/collectives.md, the relay row).
+std::size_t line128SlotBytesAcrossProcessesFor(int ranks);
+
 /// The kernel's lag for a piece of `bytes`: in its k-th round of lines a warp sends round k and
 /// finishes round k - lag. Finishing soon keeps the polls and loads of long pieces off the end;
 /// finishing late lets short pieces' lines land first (docs/collectives.md, tuned constants).
@@ -29,9 +36,8 @@ int line128BlocksFor(int ranks, int sms);
 
 /// Whether the relay kernel (broadcast and reduce in parts, through the scratch) takes its
 /// 128-byte variant for a message of `bytes` on `ranks` GPUs (the lines' scratch permitting):
-/// up to 16 MiB, where it measured faster than the regular variant on 3 and 4 GPUs; beyond,
-/// its pieces of one 128-byte slot cost more launches than the lines save
-/// (docs/collectives.md, the relay row).
+/// up to 64 MiB, where it measured faster than the regular variant on 3 and 4 GPUs (the relay's
+/// rows end there; docs/collectives.md, the relay row).
 bool relayTakesLines128(int ranks, std::size_t bytes);
 
 }  // namespace gpupeer

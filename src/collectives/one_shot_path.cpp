@@ -169,9 +169,10 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
     const std::size_t len = std::min(slotElements, q.count - done);
     std::array<OneShotArgs, kMaxCommRanks> args;  // no allocation per operation
     std::array<StagedPiece, kMaxCommRanks> staged;
-    // The 16-byte lines below line128FromBytes, the 128-byte ones from there, where every
-    // rank's buffers allow them.
-    const bool large = len * dataTypeSize(q.type) >= c.line128FromBytes;
+    // The 16-byte lines below line128FromBytes, the 128-byte ones from there to what the
+    // one-shot kernel fills of their slot, where every rank's buffers allow them.
+    const std::size_t bytes = len * dataTypeSize(q.type);
+    const bool large = bytes >= c.line128FromBytes && line128Bytes(bytes) <= c.line128OneShotSlotBytes;
     bool lines = true, lines128 = large;
     for (int r : c.local) {
       args[r] = argsFor(c, q, r, done, len);
@@ -316,6 +317,9 @@ Status runRelay(Communicator::Impl& c, const CollRequest& q) {
       // input, a reduce's inputs and its root's output.
       a.inStride = !broadcast || r == q.root ? part : 0;
       a.outStride = broadcast || r == q.root ? part : 0;
+      // Lag 0: lines finished as soon as sent measured as fast at 2 and 4 MiB and faster from
+      // 8 MiB (docs/collectives.md, the relay row).
+      a.lines128Lag = 0;
       staged[r] = stagingFor(c, q, a, n - 1);
       lines128 = lines128 && oneShotAllowsLines128(asDecided(c, a), q.type);
     }

@@ -190,7 +190,8 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   const bool lines128 = nativeAtomicsToAll(device, c.peers, rank);
   core.line128FromBytes = line128FromBytesFor(nranks);
   const std::size_t line128Need = (line128Bytes(options.slotBytes) + 4095) / 4096 * 4096;
-  core.line128SlotBytes = lines128 ? std::min(line128SlotBytesFor(nranks), line128Need) : 0;
+  core.line128SlotBytes = lines128 ? std::min(line128SlotBytesAcrossProcessesFor(nranks), line128Need) : 0;
+  core.line128OneShotSlotBytes = std::min(core.line128SlotBytes, line128SlotBytesFor(nranks));
   c.p2p.layout = {nranks, kP2pSlotBytes};
   struct Part {
     const char* name;
@@ -213,7 +214,8 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   }
   // A piece is staged only where it goes in lines (one_shot_path.cpp: stagingFor), so each of
   // the n input and n output rows holds at most the longest piece of the lines variants
-  // (16-byte lines: half their slot; 128-byte lines: less than theirs), not a whole slot.
+  // (16-byte lines: half their slot; 128-byte lines, the relay's included: less than theirs),
+  // not a whole slot.
   const std::size_t stagedRow =
       std::min(options.slotBytes, std::max(core.options.lineSlotBytes / 2, core.line128SlotBytes));
   GPUPEER_RETURN_IF_ERROR(core.alignStaging.allocate(device, 2 * nranks * stagedRow));
@@ -227,7 +229,7 @@ Status initRank(RankCommunicator::Impl& c, int nranks, int rank, const RankCommO
   // 3: map every peer's, then agree that every rank did.
   bool all128 = true;
   for (const nlohmann::json& j : buffers.value()) all128 = all128 && j.value("nvlink_to_all", false);
-  if (!all128) core.line128SlotBytes = 0;
+  if (!all128) core.line128SlotBytes = core.line128OneShotSlotBytes = 0;
   Status mapped;
   c.mapped.reserve(nranks * std::size(parts));
   for (int r = 0; r < nranks && mapped.isOk(); ++r) {

@@ -44,15 +44,19 @@ TEST(Line128Rules, ThreeBlocksPerSmOnTwoGpusOneFromThree) {
   EXPECT_LE(line128BlocksFor(2, 132), kMaxOneShotBlocks);
 }
 
-// The relay's 128-byte variant from 3 GPUs up to 16 MiB, the regular one beyond (measured on
-// 3 and 4 processes of 4x H200).
-TEST(Line128Rules, TheRelayTakesThemFromThreeGpusUpTo16MiB) {
+// The relay's 128-byte variant from 3 GPUs up to 64 MiB (where its rows end), the regular one
+// beyond; across processes its slots hold 7.5 MiB parts, 2 GPUs keep theirs (measured on 3
+// and 4 processes of 4x H200).
+TEST(Line128Rules, TheRelayTakesThemFromThreeGpusUpTo64MiBInSlotsOf8MiB) {
   for (int ranks : {3, 4, 8}) {
     EXPECT_TRUE(relayTakesLines128(ranks, 1u << 20));
-    EXPECT_TRUE(relayTakesLines128(ranks, 16u << 20));
-    EXPECT_FALSE(relayTakesLines128(ranks, (16u << 20) + 16));
+    EXPECT_TRUE(relayTakesLines128(ranks, 64u << 20));
+    EXPECT_FALSE(relayTakesLines128(ranks, (64u << 20) + 16));
+    EXPECT_EQ(line128SlotBytesAcrossProcessesFor(ranks), 8u << 20);
+    EXPECT_GT(line128SlotBytesAcrossProcessesFor(ranks), line128SlotBytesFor(ranks));
   }
   EXPECT_FALSE(relayTakesLines128(2, 1u << 20));
+  EXPECT_EQ(line128SlotBytesAcrossProcessesFor(2), line128SlotBytesFor(2));
 }
 
 // The host's check before it takes the variant (no GPU: the pointers are only compared).
