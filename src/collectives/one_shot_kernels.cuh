@@ -168,8 +168,9 @@ cudaError_t launchChain(const OneShotArgs& a, DataType type, cudaStream_t stream
 
 /// Launches rank `a.rank`'s relay kernel (CollAlgo::kRelay): broadcast or reduce of `len`
 /// elements per part, a part per rank other than the root, in the one-shot kernel's slots and
-/// steps. The root's input (broadcast) or output (reduce) and every rank's reduce input and
-/// broadcast output hold the parts `inStride` / `outStride` apart, in rank order after the root.
+/// steps, or with a.lines128 in its 128-byte lines (relay_lines128.cu). The root's input (broadcast) or output (reduce)
+/// and every rank's reduce input and broadcast output hold the parts `inStride` / `outStride` apart, in rank order
+/// after the root.
 cudaError_t launchRelay(const OneShotArgs& a, DataType type, cudaStream_t stream);
 
 /// The chain kernel's threads per block: two blocks share an SM, so that one copies while the

@@ -4,7 +4,8 @@
 // of its input to p's rank, which reduces it and sends the result to the root. Every port
 // carries about the message once, where the one-shot kernel puts it n - 1 times on the root's
 // (docs/collectives.md, the relay row). Same slots, flags, roles and steps as the one-shot
-// kernel's regular variant (one_shot_kernels.cu).
+// kernel's regular variant (one_shot_kernels.cu); up to 64 MiB the relay goes in 128-byte
+// lines instead (relay_lines128.cu).
 #include <algorithm>
 #include <type_traits>
 
