@@ -3,6 +3,7 @@
 // operation's epoch; one_shot_lines128.cu says why a line lands whole), shared by the one-shot
 // kernel's 128-byte variant and the relay's (relay_lines128.cu). Internal to the library.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -102,6 +103,16 @@ __device__ __forceinline__ uint2 asUnit(Word w) {
   return make_uint2(static_cast<unsigned>(w), static_cast<unsigned>(w >> 32));
 }
 __device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) | static_cast<Word>(u.y) << 32; }
+
+// The grid of a 128-byte kernel for a piece of `bytes` per chunk (whole words): a block per
+// kThreads / kLineThreads lines, at most a.maxBlocks where set, else a.lines128Blocks.
+inline int line128GridFor(const OneShotArgs& a, std::size_t bytes) {
+  const std::size_t lineCount = (bytes / sizeof(Word) + kDataWords - 1) / kDataWords;
+  const std::size_t linesPerBlock = kThreads / kLineThreads;
+  const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
+  return static_cast<int>(
+      std::clamp<std::size_t>((lineCount + linesPerBlock - 1) / linesPerBlock, 1, static_cast<std::size_t>(most)));
+}
 
 // The per-peer warp of a 128-byte kernel, block 0's: lane t shows peer t this call, tells it
 // that this rank has begun where it sends it nothing (a token: the slots' reuse argument needs

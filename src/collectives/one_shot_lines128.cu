@@ -12,8 +12,6 @@
 // that waited for a peer's call line left the warp diverged, stored its 16 bytes of a line
 // later than the line's flag, and a peer took the line with 16 stale bytes (4 floats of another
 // piece in a sum; 2x H200, one process per GPU: 12-24 wrong elements per 32 MiB all-reduce).
-#include <algorithm>
-
 #include "collectives/line128_device.cuh"
 #include "collectives/reduce_math.cuh"
 
@@ -132,14 +130,8 @@ struct LaunchLines128 {
   cudaStream_t stream;
   template <class T>
   cudaError_t operator()() const {
-    const std::size_t words = a.len * sizeof(T) / sizeof(Word);
-    const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
-    const std::size_t linesPerBlock = kThreads / kLineThreads;
-    const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
-    const int blocks = static_cast<int>(
-        std::clamp<std::size_t>((lineCount + linesPerBlock - 1) / linesPerBlock, 1, static_cast<std::size_t>(most)));
-    return launchOneShotKernel(a.ranks == 2 ? oneShotLines128<T, 2> : oneShotLines128<T, 0>, a, blocks, stream,
-                               kLine128Threads);
+    return launchOneShotKernel(a.ranks == 2 ? oneShotLines128<T, 2> : oneShotLines128<T, 0>, a,
+                               line128GridFor(a, a.len * sizeof(T)), stream, kLine128Threads);
   }
 };
 

@@ -11,8 +11,6 @@
 // that rank's slot for it; the rank reduces each line over every rank's (its own from its
 // input) and stores the result into the root's slot for itself, from which the root writes its
 // output.
-#include <algorithm>
-
 #include "collectives/line128_device.cuh"
 #include "collectives/reduce_math.cuh"
 
@@ -131,12 +129,7 @@ struct LaunchRelayLines128 {
   cudaStream_t stream;
   template <class T>
   cudaError_t operator()() const {
-    const std::size_t lineCount = (a.len * sizeof(T) / sizeof(Word) + kDataWords - 1) / kDataWords;
-    const std::size_t linesPerBlock = kThreads / kLineThreads;
-    const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
-    const int blocks = static_cast<int>(
-        std::clamp<std::size_t>((lineCount + linesPerBlock - 1) / linesPerBlock, 1, static_cast<std::size_t>(most)));
-    return launchOneShotKernel(relayLines128<T>, a, blocks, stream, kLine128Threads);
+    return launchOneShotKernel(relayLines128<T>, a, line128GridFor(a, a.len * sizeof(T)), stream, kLine128Threads);
   }
 };
 
