@@ -104,10 +104,37 @@ __device__ __forceinline__ uint2 asUnit(Word w) {
 }
 __device__ __forceinline__ Word asWord(uint2 u) { return static_cast<Word>(u.x) | static_cast<Word>(u.y) << 32; }
 
+// The lines that carry `words` 8-byte words.
+__host__ __device__ __forceinline__ std::size_t lineCountFor(std::size_t words) {
+  return (words + kDataWords - 1) / kDataWords;
+}
+
+// A line warp's rounds (warp `warp` of kLineWarps in its block): every warp takes kWarpLines
+// lines at a time, the grid's warps in turn (a round). In its k-th round it calls send(round k's
+// first line) and finish(round k - a.lines128Lag's): `lag` rounds of sending, then each round
+// sent and the one `lag` rounds back finished, then the rounds left to finish. The lines the
+// senders' same warp sent `lag` rounds before fly while this warp sends, where finishing only
+// after the last send left every warp's last rounds of polls and loads exposed (line128LagFor;
+// docs/collectives.md, tuned constants).
+template <class Send, class Finish>
+__device__ __forceinline__ void walkLineRounds(const OneShotArgs& a, int warp, std::size_t lineCount, Send&& send,
+                                               Finish&& finish) {
+  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * kLineWarps;
+  const std::size_t firstLine = (static_cast<std::size_t>(blockIdx.x) * kLineWarps + warp) * kWarpLines;
+  const std::size_t stride = warps * kWarpLines;
+  std::size_t sendAt = firstLine, finishAt = firstLine;
+  for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
+  for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
+    send(sendAt);
+    finish(finishAt);
+  }
+  for (; finishAt < lineCount; finishAt += stride) finish(finishAt);
+}
+
 // The grid of a 128-byte kernel for a piece of `bytes` per chunk (whole words): a block per
 // kThreads / kLineThreads lines, at most a.maxBlocks where set, else a.lines128Blocks.
 inline int line128GridFor(const OneShotArgs& a, std::size_t bytes) {
-  const std::size_t lineCount = (bytes / sizeof(Word) + kDataWords - 1) / kDataWords;
+  const std::size_t lineCount = lineCountFor(bytes / sizeof(Word));
   const std::size_t linesPerBlock = kThreads / kLineThreads;
   const int most = a.maxBlocks > 0 ? a.maxBlocks : a.lines128Blocks;
   return static_cast<int>(

@@ -186,6 +186,9 @@ constexpr std::size_t line128Bytes(std::size_t bytes) {
   return (bytes + kLine128Data - 1) / kLine128Data * kLine128Bytes;
 }
 
+/// The data a 128-byte slot of `slotBytes` carries: its whole lines' 120 bytes each.
+constexpr std::size_t line128DataBytes(std::size_t slotBytes) { return slotBytes / kLine128Bytes * kLine128Data; }
+
 /// Whether this rank's arguments allow the 128-byte variant: 8-byte aligned buffers and
 /// chunks, whole 8-byte words, a piece whose lines fit ll128SlotBytes. The host sets
 /// `lines128` only when every rank's do.

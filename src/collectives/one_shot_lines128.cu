@@ -20,23 +20,15 @@ namespace {
 
 using namespace oneshot;
 
-// Every warp takes kWarpLines lines at a time, the grid's warps in turn (a round). In round k
-// a warp sends its lines of round k to every receiver and then finishes those of round
-// k - lag, which the senders' same warp sent `lag` rounds before: their flight overlaps this
-// warp's sending, where finishing only after the last send left every warp's last rounds of
-// polls and loads exposed (line128LagFor; docs/collectives.md, tuned constants).
-// The line warps' work (warp `warp` of kLineWarps in this block): every line this warp owns
-// sent to every receiver and finished from every sender. No branch here depends on the lane
+// The line warps' work (warp `warp` of kLineWarps in this block), in walkLineRounds' rounds:
+// every line this warp owns sent to every receiver and finished from every sender. No branch here depends on the lane
 // but for whole lines (a line's eight lanes always go together), so that each line is stored
 // and loaded by one instruction.
 template <class T, int kRanks>
 __device__ __forceinline__ void moveLines(const OneShotArgs& a, std::uint32_t epoch, std::uint32_t parity, int me,
                                           int n, int warp) {
   const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
-  const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
-  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * kLineWarps;
-  const std::size_t firstLine = (static_cast<std::size_t>(blockIdx.x) * kLineWarps + warp) * kWarpLines;
-  const std::size_t stride = warps * kWarpLines;
+  const std::size_t lineCount = lineCountFor(words);
   auto from = [&](int r) { return lines128(a, me, parity, r); };
   auto send = [&](std::size_t w) {
     const LinePlace p = placeOf(w, lineCount);
@@ -96,15 +88,7 @@ __device__ __forceinline__ void moveLines(const OneShotArgs& a, std::uint32_t ep
       }
     }
   };
-  // `lag` rounds of sending, then each round sent and the one `lag` rounds back finished,
-  // then the rounds left to finish.
-  std::size_t sendAt = firstLine, finishAt = firstLine;
-  for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
-  for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
-    send(sendAt);
-    finish(finishAt);
-  }
-  for (; finishAt < lineCount; finishAt += stride) finish(finishAt);
+  walkLineRounds(a, warp, lineCount, send, finish);
 }
 
 // kRanks: 2, where the rank count is known when compiling, or 0 for any. For 2 every array and

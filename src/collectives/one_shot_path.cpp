@@ -304,7 +304,7 @@ Status runRelay(Communicator::Impl& c, const CollRequest& q) {
   // the one-shot slot.
   const bool lines = c.line128SlotBytes > 0 && relayTakesLines128(n, part * es * (n - 1));
   const std::size_t pieceElements =
-      lines ? c.line128SlotBytes / kLine128Bytes * kLine128Data / 16 * 16 / es : c.options.oneShotSlotBytes / es;
+      lines ? line128DataBytes(c.line128SlotBytes) / 16 * 16 / es : c.options.oneShotSlotBytes / es;
   const bool broadcast = q.op == CollOp::kBroadcast;
   for (std::size_t done = 0; done < part; done += pieceElements) {
     std::array<OneShotArgs, kMaxCommRanks> args;

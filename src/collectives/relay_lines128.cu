@@ -2,8 +2,9 @@
 // in the one-shot kernel's 128-byte lines (one_shot_lines128.cu) instead of steps behind flags.
 // A line vouches for its own data, so a rank passes each line on, or reduces it, as soon as it
 // lands: no step waits for a fence and a flag, which is what the regular relay pays at every
-// 16 KiB step and why it trailed NCCL from 2 to 64 MiB on 4 processes. Pieces are no longer
-// than a 128-byte slot (line128SlotBytesFor).
+// 16 KiB step and why it trailed NCCL from 2 to 64 MiB on 4 processes. A piece is what one
+// 128-byte slot holds (across processes line128SlotBytesAcrossProcessesFor's 8 MiB from 3
+// ranks), and the host runs it at lag 0 (runRelay).
 //
 // Broadcast: the root stores each rank's part into that rank's slot for the root; the rank
 // writes each line of it to its output and stores it, flag and all, into every other non-root
@@ -19,8 +20,8 @@ namespace {
 
 using namespace oneshot;
 
-// The line warps' work, rounds and lag as in the one-shot kernel's 128-byte variant: in its
-// k-th round a warp sends round k and finishes round k - lag. Sending is what a rank stores
+// The line warps' work, in the rounds of walkLineRounds as the one-shot kernel's 128-byte
+// variant's. Sending is what a rank stores
 // into peers before it needs anything from them but the root's lines (a broadcast's non-root
 // passes on its part); finishing is what needs the other ranks' lines of the round. No branch
 // depends on the lane but for whole lines.
@@ -29,10 +30,7 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
   const int me = a.rank, n = a.ranks, root = a.root;
   const bool broadcast = a.op == CollOp::kBroadcast;
   const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
-  const std::size_t lineCount = (words + kDataWords - 1) / kDataWords;
-  const std::size_t warps = static_cast<std::size_t>(gridDim.x) * kLineWarps;
-  const std::size_t firstLine = (static_cast<std::size_t>(blockIdx.x) * kLineWarps + warp) * kWarpLines;
-  const std::size_t stride = warps * kWarpLines;
+  const std::size_t lineCount = lineCountFor(words);
   auto lineOf = [&](int owner, int sender, const LinePlace& p) {
     return lines128(a, owner, parity, sender) + p.line * kLineWords + 2 * p.slot;
   };
@@ -97,13 +95,7 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
       if (p.valid) storeWords(lineOf(root, me, p), x, y);
     }
   };
-  std::size_t sendAt = firstLine, finishAt = firstLine;
-  for (int k = 0; k < a.lines128Lag && sendAt < lineCount; ++k, sendAt += stride) send(sendAt);
-  for (; sendAt < lineCount; sendAt += stride, finishAt += stride) {
-    send(sendAt);
-    finish(finishAt);
-  }
-  for (; finishAt < lineCount; finishAt += stride) finish(finishAt);
+  walkLineRounds(a, warp, lineCount, send, finish);
 }
 
 template <class T>

@@ -54,6 +54,10 @@ TEST(Line128Rules, TheRelayTakesThemFromThreeGpusUpTo64MiBInSlotsOf8MiB) {
     EXPECT_FALSE(relayTakesLines128(ranks, (64u << 20) + 16));
     EXPECT_EQ(line128SlotBytesAcrossProcessesFor(ranks), 8u << 20);
     EXPECT_GT(line128SlotBytesAcrossProcessesFor(ranks), line128SlotBytesFor(ranks));
+    // A relay piece fills the slot's lines and no more.
+    const std::size_t data = line128DataBytes(line128SlotBytesAcrossProcessesFor(ranks));
+    EXPECT_EQ(line128Bytes(data), line128SlotBytesAcrossProcessesFor(ranks));
+    EXPECT_GT(line128Bytes(data + 8), line128SlotBytesAcrossProcessesFor(ranks));
   }
   EXPECT_FALSE(relayTakesLines128(2, 1u << 20));
   EXPECT_EQ(line128SlotBytesAcrossProcessesFor(2), line128SlotBytesFor(2));
