@@ -8,10 +8,13 @@
 //
 // Broadcast: the root stores each rank's part into that rank's slot for the root; the rank
 // writes each line of it to its output and stores it, flag and all, into every other non-root
-// rank's slot for itself. Reduce: every rank stores each non-root rank's part of its input into
-// that rank's slot for it; the rank reduces each line over every rank's (its own from its
-// input) and stores the result into the root's slot for itself, from which the root writes its
-// output.
+// rank's slot for itself. Reduce is its mirror: every non-root rank stores each other non-root
+// rank's part of its input into that rank's slot for it; the rank reduces each line over the
+// non-root ranks' (its own from its input) and stores the partial into the root's slot for
+// itself; the root combines each partial with its own input into its output. The root's port
+// then carries the message once, inward, as a broadcast's carries it once outward; when the
+// root also stored its parts into the ranks (as the regular relay does) its port carried it
+// both ways and every non-root rank took a part more, and reduce trailed broadcast by a fifth.
 #include "collectives/line128_device.cuh"
 #include "collectives/reduce_math.cuh"
 
@@ -38,6 +41,7 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
     awaitLines(a, lines128(a, me, parity, sender), p, epoch, sender, x, y);
   };
   auto send = [&](std::size_t w) {
+    if (!broadcast && me == root) return;  // a reduce's root only receives
     const LinePlace p = placeOf(w, lineCount);
     Word x = 0, y = 0;
     if (broadcast && me != root) {
@@ -48,7 +52,7 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
     for (int k = 1; k < n; ++k) {
       const int d = (me + k) % n;  // staggered, as the one-shot kernel's pushes
       if (d == root) continue;
-      if (!broadcast || me == root) {
+      if (!broadcast || me == root) {  // else the root's line, passed on
         loadData(inWords<T>(a, relayPartOf(a, d)), p, words, x, y);
         if (p.flagSlot) y = epoch;
       }
@@ -58,12 +62,13 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
   auto finish = [&](std::size_t w) {
     const LinePlace p = placeOf(w, lineCount);
     Word x, y;
-    if (me == root) {
-      // Every part: a broadcast's from the input (unless in place), a reduce's reduced by its rank.
+    if (broadcast) {
+      // The root: every part from the input, unless in place; another rank: every other rank's
+      // part from that rank.
       for (int r = 0; r < n; ++r) {
-        if (r == root) continue;
+        if (r == root || r == me) continue;
         const int q = relayPartOf(a, r);
-        if (broadcast) {
+        if (me == root) {
           if (inWords<T>(a, q) == outWords<T>(a, q)) continue;
           loadData(inWords<T>(a, q), p, words, x, y);
         } else {
@@ -71,28 +76,39 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
         }
         storeData(outWords<T>(a, q), p, words, x, y);
       }
-    } else if (broadcast) {
-      for (int r = 0; r < n; ++r) {
-        if (r == root || r == me) continue;
-        awaitFrom(r, p, x, y);
-        storeData(outWords<T>(a, relayPartOf(a, r)), p, words, x, y);
-      }
-    } else {
-      // This rank's part of every rank's input, reduced in rank order, to the root.
+      return;
+    }
+    // Reduce. A non-root rank: its part of every non-root rank's input, in rank order, reduced
+    // into a partial for the root (avg sums, as the chain's partials; the root divides). The
+    // root: every part, its rank's partial combined with the root's input. One reduceUnits for
+    // both: a second instance spilled the 16-bit and fp8 kernels' registers.
+    const bool atRoot = me == root;
+    const int sources = atRoot ? 2 : n - 1;
+    const RedOp op = !atRoot && a.redop == RedOp::kAvg ? RedOp::kSum : a.redop;
+    for (int r = 0; r < n; ++r) {
+      if (r == root || (!atRoot && r != me)) continue;
+      const int q = relayPartOf(a, r);             // the part finished: each of the others', or this rank's
       uint2 v0[kMaxCommRanks], v1[kMaxCommRanks];  // registers: unrolled constant indices
 #pragma unroll
-      for (int r = 0; r < kMaxCommRanks; ++r)
-        if (r < n) {
-          if (r == me)
-            loadData(inWords<T>(a, relayPartOf(a, me)), p, words, x, y);
+      for (int i = 0; i < kMaxCommRanks; ++i)
+        if (i < sources) {
+          // Source i: the root's are the partial and its input, a non-root rank's the i-th
+          // non-root rank's part (its own from its input).
+          const int from = atRoot ? (i == 0 ? r : me) : (i < root ? i : i + 1);
+          if (from == me)
+            loadData(inWords<T>(a, q), p, words, x, y);
           else
-            awaitFrom(r, p, x, y);
-          v0[r] = asUnit(x);
-          v1[r] = asUnit(y);
+            awaitFrom(from, p, x, y);
+          v0[i] = asUnit(x);
+          v1[i] = asUnit(y);
         }
-      x = asWord(reduceUnits<T, uint2>(a.redop, v0, n));
-      y = p.flagSlot ? epoch : asWord(reduceUnits<T, uint2>(a.redop, v1, n));
-      if (p.valid) storeWords(lineOf(root, me, p), x, y);
+      x = asWord(reduceUnits<T, uint2>(op, v0, sources, n));
+      y = p.flagSlot ? epoch : asWord(reduceUnits<T, uint2>(op, v1, sources, n));  // the flag's place
+      if (atRoot) {
+        storeData(outWords<T>(a, q), p, words, x, y);
+      } else if (p.valid) {
+        storeWords(lineOf(root, me, p), x, y);
+      }
     }
   };
   walkLineRounds(a, warp, lineCount, send, finish);
@@ -104,12 +120,14 @@ __global__ void __launch_bounds__(kLine128Threads, 1) relayLines128(OneShotArgs 
   const std::uint32_t parity = epoch & 1;  // reuse argument as in oneShotLines
   const int warp = threadIdx.x / 32;
   if (warp == kLineWarps) {
-    // Lines go to every non-root rank, and in a reduce to the root as well; a broadcast's root
-    // hears from no one, so every other rank sends it a token.
+    // A broadcast's lines go to every non-root rank, so its root hears from no one and every
+    // other rank sends it a token; a reduce's go to every rank from every non-root rank, so its
+    // root sends each rank a token.
     const bool reduce = a.op == CollOp::kReduce;
+    const int me = a.rank, root = a.root;
     meetPeersByTokens(
-        a, epoch, parity, [&](int t) { return reduce || t != a.root; },
-        [&](int) { return reduce || a.rank != a.root; });
+        a, epoch, parity, [&](int t) { return reduce ? me != root : t != root; },
+        [&](int t) { return reduce ? t != root : me != root; });
   } else {
     relayLines<T>(a, epoch, parity, warp);
   }
