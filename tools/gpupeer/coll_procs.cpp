@@ -197,7 +197,11 @@ int runCollProcsRank(const CollProcsOptions& o) {
   // NCCL in the same shape: rank 0's id carried to the others by gpupeer's own broadcast.
   std::unique_ptr<NcclBaseline> nccl;
   std::string ncclNote;
-  if (o.nccl) {
+  if (o.nccl && visible < n) {
+    // NCCL refuses two ranks on one GPU, and a rank alone on its GPU then waits in
+    // ncclCommInitRank for ranks that gave up: no baseline rather than a hang.
+    ncclNote = fmt::format("{} ranks share {} GPU(s), and NCCL takes one GPU per rank", n, visible);
+  } else if (o.nccl) {
     NcclBaseline::Id ncclId{};
     Result<NcclBaseline::Id> made0 = rank == 0 ? NcclBaseline::uniqueId() : Result<NcclBaseline::Id>(ncclId);
     if (made0.isOk()) ncclId = made0.value();
