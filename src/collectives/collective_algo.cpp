@@ -66,7 +66,7 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduce, 2, 2, 0, CollAlgo::kPull},                          // copy engines slower (pull)
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},               // where pull cannot serve
       {CollOp::kReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},  // split from 1 MiB (split)
-      {CollOp::kReduce, 3, 3, 32u << 20, CollAlgo::kRelay, true},           // across processes: chain above (relay)
+      {CollOp::kReduce, 3, 3, 64u << 20, CollAlgo::kRelay, true},           // chain from 128 MiB (relay)
       {CollOp::kReduce, 4, kMaxCommRanks, 1u << 20, CollAlgo::kOneShot, true},  // across processes: relay above
       {CollOp::kReduce, 4, kMaxCommRanks, 64u << 20, CollAlgo::kRelay, true},   // chain from 128 MiB (relay)
       {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},         // chain from 128 MiB (chain)

@@ -259,7 +259,7 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
           chainAbove = ranks == 2 ? 32u << 20 : 64u << 20;
         } else if (op == CollOp::kReduce) {
           relayAbove = ranks == 2 ? 64u << 20 : ranks == 3 ? 512u << 10 : 1u << 20;
-          chainAbove = ranks == 2 ? 64u << 20 : ranks == 3 ? 32u << 20 : 64u << 20;
+          chainAbove = 64u << 20;
         }
         const bool chain = chainAbove && bytes > chainAbove;
         const bool relay = relayAbove && bytes > relayAbove && !chain;
@@ -294,8 +294,8 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
   EXPECT_EQ(across(CollOp::kReduce, (1u << 20) + 4, 4), CollAlgo::kRelay);
   EXPECT_EQ(across(CollOp::kReduce, 64u << 20, 4), CollAlgo::kRelay);
   EXPECT_EQ(across(CollOp::kReduce, (64u << 20) + 4, 4), CollAlgo::kChain);
-  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 3), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 3), CollAlgo::kChain);
+  EXPECT_EQ(across(CollOp::kReduce, 64u << 20, 3), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kReduce, (64u << 20) + 4, 3), CollAlgo::kChain);
   EXPECT_EQ(across(CollOp::kBroadcast, 512u << 10, 3), CollAlgo::kOneShot);
   EXPECT_EQ(across(CollOp::kBroadcast, (512u << 10) + 4, 3), CollAlgo::kRelay);
   EXPECT_EQ(across(CollOp::kBroadcast, 32u << 20, 3), CollAlgo::kRelay);
