@@ -57,12 +57,14 @@ def coll_records(command, op, gpus, mode, header, row):
     named = [(i, h.split()[0]) for i, h in enumerate(header)
              if i >= 2 and h.split() and h.split()[0] not in ("inplace", "host")]
     size, algo = int(groups[0][0]), groups[0][5]
-    us, busbw = float(groups[1][0]), float(groups[1][2])
     # gpus: ("GPUs", n) for one process driving n GPUs; ("processes", n) for n ranks, one per
     # process, whose GPU count is the machine's (machine.txt).
     kind, n = gpus
     base = {"command": command, "op": op, "mode": mode, "bytes": size, "algo": algo}
     base.update({"gpu_count": n} if kind == "GPUs" else {"procs": n})
+    if groups[1] == ["FAILED"]:  # the size did not complete: a record of that, no figure
+        return [dict(base, metric=f"{op} {mode} failed", value=1, unit="sizes", baseline=None, baseline_value=None)]
+    us, busbw = float(groups[1][0]), float(groups[1][2])
     baselines = [(n, groups[i]) for i, n in named if i < len(groups) and len(groups[i]) >= 2]
     out = []
     for name, g in baselines or [(None, None)]:

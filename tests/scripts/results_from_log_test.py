@@ -47,6 +47,11 @@ class CollTable(unittest.TestCase):
         row = [r for r in recs if r["bytes"] == 33554432 and r["unit"] == "us"][0]
         self.assertEqual((row["algo"], row["value"], row["baseline"]), ("split", 105.38, None))
 
+    def test_a_failed_size_is_a_record_not_a_figure(self):
+        recs = results_from_log.parse_log(log("h200x2", "2026-11-28-shared-gpus", "p3-shared-reduce-bf16-avg-graph.log"))
+        self.assertEqual([(r["metric"], r["bytes"], r["value"], r["procs"]) for r in recs],
+                         [("reduce graph failed", 8, 1, 3)])
+
 
 class NcclProgram(unittest.TestCase):
     def test_each_rank_wrong_elements_as_a_figure(self):
