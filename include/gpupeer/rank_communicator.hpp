@@ -65,7 +65,7 @@ struct RankCommOptions {
   /// peers' buffers directly (the pull kernel) instead of going through the scratch.
   /// kZeroCopyByRule: where that was measured faster (2 ranks: all-reduce and reduce-scatter
   /// from 64 MiB, all-gather from 32 MiB; more ranks: all-gather from 4 MiB, broadcast from
-  /// 512 KiB below 128 MiB, reduce from 1 MiB below 64 MiB; src/ranks/zero_copy_rules.hpp).
+  /// 32 MiB below 128 MiB; src/ranks/zero_copy_rules.hpp).
   /// Must be the same on every rank (a call that takes the pull kernel on some ranks only is
   /// reported as a mismatch).
   std::size_t zeroCopyFromBytes = kZeroCopyByRule;

@@ -10,8 +10,7 @@ std::optional<ZeroCopySizes> zeroCopySizesFor(CollOp op, int ranks) {
     return std::nullopt;
   }
   if (op == CollOp::kAllGather) return ZeroCopySizes{4 * kMiB};
-  if (op == CollOp::kBroadcast) return ZeroCopySizes{2 * kMiB, 128 * kMiB};
-  if (op == CollOp::kReduce) return ZeroCopySizes{2 * kMiB, 64 * kMiB};
+  if (op == CollOp::kBroadcast) return ZeroCopySizes{32 * kMiB, 128 * kMiB};
   return std::nullopt;
 }
 
