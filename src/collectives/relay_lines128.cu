@@ -12,9 +12,9 @@
 // rank's part of its input into that rank's slot for it; the rank reduces each line over the
 // non-root ranks' (its own from its input) and stores the partial into the root's slot for
 // itself; the root combines each partial with its own input into its output. The root's port
-// then carries the message once, inward, as a broadcast's carries it once outward; when the
-// root also stored its parts into the ranks (as the regular relay does) its port carried it
-// both ways and every non-root rank took a part more, and reduce trailed broadcast by a fifth.
+// then carries the message once, inward, as a broadcast's carries it once outward, and every
+// other rank takes n - 2 parts, not n - 1 as where the root stores its parts too (the regular
+// relay's route; docs/collectives.md, the relay row, has both measured).
 #include "collectives/line128_device.cuh"
 #include "collectives/reduce_math.cuh"
 
