@@ -57,6 +57,14 @@ __device__ __forceinline__ LinePlace placeOf(std::size_t warpLine, std::size_t l
   return p;
 }
 
+// The thread's two words of its line in a slot of lines starting at `base`.
+__device__ __forceinline__ Word* wordsAt(Word* base, const LinePlace& p) {
+  return base + p.line * kLineWords + 2 * p.slot;
+}
+__device__ __forceinline__ const Word* wordsAt(const Word* base, const LinePlace& p) {
+  return base + p.line * kLineWords + 2 * p.slot;
+}
+
 // The thread's two data words of a chunk (0 past its end or in the flag's place).
 __device__ __forceinline__ void loadData(const Word* src, const LinePlace& p, std::size_t words, Word& x, Word& y) {
   x = p.valid && p.first < words ? src[p.first] : 0;
@@ -72,7 +80,7 @@ __device__ __forceinline__ void storeData(Word* dst, const LinePlace& p, std::si
 // once where an earlier wait gave up (as waitGivesUp does).
 __device__ __forceinline__ void awaitLines(const OneShotArgs& a, const Word* base, const LinePlace& p,
                                            std::uint32_t epoch, int sender, Word& x, Word& y) {
-  const Word* at = base + p.line * kLineWords + 2 * p.slot;
+  const Word* at = wordsAt(base, p);
   unsigned long long start = 0;
   for (int spins = 0;; ++spins) {
     x = y = 0;

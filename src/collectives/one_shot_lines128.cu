@@ -21,9 +21,9 @@ namespace {
 using namespace oneshot;
 
 // The line warps' work (warp `warp` of kLineWarps in this block), in walkLineRounds' rounds:
-// every line this warp owns sent to every receiver and finished from every sender. No branch here depends on the lane
-// but for whole lines (a line's eight lanes always go together), so that each line is stored
-// and loaded by one instruction.
+// every line this warp owns sent to every receiver and finished from every sender. No branch
+// here depends on the lane but for whole lines (a line's eight lanes always go together), so
+// that each line is stored and loaded by one instruction.
 template <class T, int kRanks>
 __device__ __forceinline__ void moveLines(const OneShotArgs& a, std::uint32_t epoch, std::uint32_t parity, int me,
                                           int n, int warp) {
@@ -38,7 +38,7 @@ __device__ __forceinline__ void moveLines(const OneShotArgs& a, std::uint32_t ep
       Word x, y;
       loadData(inWords<T>(a, chunkFor(a, d)), p, words, x, y);
       if (p.flagSlot) y = epoch;
-      if (p.valid) storeWords(lines128(a, d, parity, me) + p.line * kLineWords + 2 * p.slot, x, y);
+      if (p.valid) storeWords(wordsAt(lines128(a, d, parity, me), p), x, y);
     }
   };
   // Rank r's two words of line p: this rank's own (from `own`), or the ones rank r sent.

@@ -179,9 +179,10 @@ Status runOneShot(Communicator::Impl& c, const CollRequest& q) {
       staged[r] = stagingFor(c, q, args[r], c.n());
       // Decided also for a buffer the rank does not touch, so that every rank decides alike.
       const OneShotArgs decide = asDecided(c, args[r]);
-      lines = lines && oneShotAllowsLines(decide, q.type);
-      lines128 = lines128 && oneShotAllowsLines128(decide, q.type);
-      if (!oneShotAllowsLines(decide, q.type) && !oneShotAllowsLines128(decide, q.type)) staged[r] = {};
+      const bool allows = oneShotAllowsLines(decide, q.type), allows128 = oneShotAllowsLines128(decide, q.type);
+      lines = lines && allows;
+      lines128 = lines128 && allows128;
+      if (!allows && !allows128) staged[r] = {};
     }
     for (int r : c.local) {
       args[r].lines128 = lines128;
@@ -320,6 +321,7 @@ Status runRelay(Communicator::Impl& c, const CollRequest& q) {
       // Lag 0: lines finished as soon as sent measured as fast at 2 and 4 MiB and faster from
       // 8 MiB (docs/collectives.md, the relay row).
       a.lines128Lag = 0;
+      if (!lines) continue;  // the regular variant stages nothing
       staged[r] = stagingFor(c, q, a, n - 1);
       lines128 = lines128 && oneShotAllowsLines128(asDecided(c, a), q.type);
     }

@@ -24,19 +24,15 @@ namespace {
 using namespace oneshot;
 
 // The line warps' work, in the rounds of walkLineRounds as the one-shot kernel's 128-byte
-// variant's. Sending is what a rank stores
-// into peers before it needs anything from them but the root's lines (a broadcast's non-root
-// passes on its part); finishing is what needs the other ranks' lines of the round. No branch
-// depends on the lane but for whole lines.
+// variant's. Sending is what a rank stores into peers before it needs anything from them but
+// the root's lines (a broadcast's non-root passes on its part); finishing is what needs the
+// other ranks' lines of the round. No branch depends on the lane but for whole lines.
 template <class T>
 __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t epoch, std::uint32_t parity, int warp) {
   const int me = a.rank, n = a.ranks, root = a.root;
   const bool broadcast = a.op == CollOp::kBroadcast;
   const std::size_t words = a.len * sizeof(T) / sizeof(Word);  // whole words: oneShotAllowsLines128
   const std::size_t lineCount = lineCountFor(words);
-  auto lineOf = [&](int owner, int sender, const LinePlace& p) {
-    return lines128(a, owner, parity, sender) + p.line * kLineWords + 2 * p.slot;
-  };
   auto awaitFrom = [&](int sender, const LinePlace& p, Word& x, Word& y) {
     awaitLines(a, lines128(a, me, parity, sender), p, epoch, sender, x, y);
   };
@@ -56,7 +52,7 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
         loadData(inWords<T>(a, relayPartOf(a, d)), p, words, x, y);
         if (p.flagSlot) y = epoch;
       }
-      if (p.valid) storeWords(lineOf(d, me, p), x, y);
+      if (p.valid) storeWords(wordsAt(lines128(a, d, parity, me), p), x, y);
     }
   };
   auto finish = [&](std::size_t w) {
@@ -107,7 +103,7 @@ __device__ __forceinline__ void relayLines(const OneShotArgs& a, std::uint32_t e
       if (atRoot) {
         storeData(outWords<T>(a, q), p, words, x, y);
       } else if (p.valid) {
-        storeWords(lineOf(root, me, p), x, y);
+        storeWords(wordsAt(lines128(a, root, parity, me), p), x, y);
       }
     }
   };
