@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kChainThreads) chainBroadcast(OneShotArgs a) {
   if (threadIdx.x == 0) failed = false;
   // Arrival: every peer's kernel has started, so the next rank's output is free and the root's
   // input written.
-  meetPeers(a, mark + 1, false, failed);
+  meetPeers(a, mark + 1, failed);
   const std::size_t step = a.chainStepBytes;
   for (std::uint32_t s = 0;; ++s) {
     const std::size_t b = (static_cast<std::size_t>(s) * gridDim.x + blockIdx.x) * step;
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(kChainThreads) chainStaged(OneShotArgs a) {
   if (threadIdx.x == 0) failed = false;
   // Arrival: every peer's kernel has started, so its input is written and nobody still reads
   // the scratch that the next rank's kernel will read.
-  meetPeers(a, mark + 1, false, failed);
+  meetPeers(a, mark + 1, failed);
   const std::size_t step = a.chainStepBytes, positions = a.chainPositions;
   const bool last = a.chainNext < 0, reduce = a.op == CollOp::kReduce;
   for (std::uint32_t s = 0;; ++s) {
@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(kChainThreads) chainStaged(OneShotArgs a) {
   // kernel of any rank (a one-shot push into the scratch, which takes no barrier first)
   // overwrites one unread; this kernel ends once every block has met its peers. The value
   // lies above every step's flag of this operation.
-  meetPeers(a, mark + kFlagStride - 1, false, failed);
+  meetPeers(a, mark + kFlagStride - 1, failed);
   endOperation(a);
 }
 

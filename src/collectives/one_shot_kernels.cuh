@@ -65,8 +65,6 @@ struct OneShotArgs {
   /// scratch and targets[0] (none where in place).
   int chainPrev = -1, chainNext = -1;
   std::size_t chainStepBytes = 0, chainPositions = 0;
-  /// Some target is a peer's memory: the last barrier fences the stores before it tells anyone.
-  bool remoteTargets = false;
   /// Across processes (RankCommunicator with registered buffers) no rank knows its peers'
   /// buffers on the host: `registered` (this rank's table, device) is set, every rank shows its
   /// send and receive buffers on its call line as references {index + 1 | offset bits 32-51

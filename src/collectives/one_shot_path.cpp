@@ -224,7 +224,6 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split, const Re
       a.sourceRank[k] = static_cast<std::int8_t>(p.sources[k].rank);
     }
     a.targetCount = 0;
-    a.remoteTargets = false;
     for (int k = 0; k < p.targetCount; ++k) {
       const PullRef& t = p.targets[k];
       // In place (a copy whose target is its source): already there. Known for this rank's own
@@ -236,7 +235,6 @@ Status runPull(Communicator::Impl& c, const CollRequest& q, bool split, const Re
       a.targets[a.targetCount] =
           registered ? reinterpret_cast<void*>(t.offset * es) : at(q.recv[t.rank], t.offset * es);
       a.targetRank[a.targetCount++] = static_cast<std::int8_t>(t.rank);
-      a.remoteTargets = a.remoteTargets || t.rank != r;
     }
     if (a.targetCount == 0) a.len = 0;
     if (registered) {

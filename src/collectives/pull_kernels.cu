@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(kThreads) pullReduce(OneShotArgs a) {
   }
   // Arrival: every peer's kernel has started, so the work before it on its stream (which
   // wrote its input and last used its output) is complete.
-  meetPeers(a, mark + 1, false, failed);
+  meetPeers(a, mark + 1, failed);
   if (t == 0) {
     // A peer's buffers that could not be resolved (null) must not be touched; the one-process
     // communicator moves its data whatever happened (its waits are bounded alone).
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kThreads) pullReduce(OneShotArgs a) {
     });
   // Departure: no peer reads this rank's input or writes its output any more, so the stream
   // may go on.
-  meetPeers(a, mark + 2, a.remoteTargets, failed);
+  meetPeers(a, mark + 2, failed);
   endOperation(a);
 }
 
