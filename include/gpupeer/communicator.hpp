@@ -57,11 +57,12 @@ struct CommunicatorOptions {
   std::size_t ringSpreadChunkBytes = 32u << 20;  ///< see ringChunkBytes
   /// The chain kernel's step per block, broadcast and reduce (a multiple of 16): a rank
   /// forwards a step once it has arrived, so the far end waits about ranks - 1 steps of the
-  /// whole grid, and each step costs a flag. Measured on 4x H200 at 512 MiB (the chain's row in
-  /// docs/collectives.md). Raised where a message would take more than 4000 steps per block; a
-  /// reduce's also kept within the one-shot scratch (two steps per block at least).
+  /// whole grid, and each step costs a flag. Measured on 4x H200 at 64-256 MiB, in one process
+  /// and across processes (the chain's row in docs/collectives.md). Raised where a message
+  /// would take more than 4000 steps per block; a reduce's also kept within the one-shot
+  /// scratch (two steps per block at least).
   std::size_t chainStepBytes = 32u << 10;
-  std::size_t chainReduceStepBytes = 64u << 10;  ///< see chainStepBytes
+  std::size_t chainReduceStepBytes = 32u << 10;  ///< see chainStepBytes
   /// The algorithm for every operation it can serve (oneshot, twoshot, pull, split, chain,
   /// relay, ce, ring); "": the table's choice.
   std::string algorithm;
@@ -80,7 +81,8 @@ struct CommunicatorOptions {
   CeIssue ceIssue = CeIssue::kByRule;
   /// The one-shot kernel's most blocks (1 to 512); 0: the launch's rule.
   int oneShotBlocks = 0;
-  /// The one-shot kernel's step between flags above 1 MiB; 0: the kernel's.
+  /// The one-shot kernel's step between flags above 1 MiB; 0: the rule's (16 KiB across
+  /// processes, else the kernel's 32 KiB; the one-shot row in docs/collectives.md).
   std::size_t oneShotStepBytes = 0;
   /// Each slot of the one-shot kernel's 16-byte lines (2 x ranks slots per GPU); pieces up to
   /// half of it go in lines. Measured on 2x H200 (the one-shot row in docs/collectives.md).

@@ -61,14 +61,14 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kSplit},             // (split)
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kOneShot},           // where split cannot serve
       {CollOp::kReduce, 2, 2, 8u << 20, CollAlgo::kOneShot},                       // pull above (pull)
-      {CollOp::kReduce, 2, 2, 64u << 20, CollAlgo::kOneShot, true},         // across processes: chain above (one-shot)
+      {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot, true},         // across processes: chain above (one-shot)
       {CollOp::kReduce, 2, 2, 0, CollAlgo::kChain, true},                   // across processes (chain)
       {CollOp::kReduce, 2, 2, 0, CollAlgo::kPull},                          // copy engines slower (pull)
       {CollOp::kReduce, 2, 2, 32u << 20, CollAlgo::kOneShot},               // where pull cannot serve
       {CollOp::kReduce, 3, kMaxCommRanks, 512u << 10, CollAlgo::kOneShot},  // split from 1 MiB (split)
-      {CollOp::kReduce, 3, 3, 64u << 20, CollAlgo::kRelay, true},           // chain from 128 MiB (relay)
+      {CollOp::kReduce, 3, 3, 32u << 20, CollAlgo::kRelay, true},           // chain from 64 MiB (relay)
       {CollOp::kReduce, 4, kMaxCommRanks, 1u << 20, CollAlgo::kOneShot, true},  // across processes: relay above
-      {CollOp::kReduce, 4, kMaxCommRanks, 64u << 20, CollAlgo::kRelay, true},   // chain from 128 MiB (relay)
+      {CollOp::kReduce, 4, kMaxCommRanks, 32u << 20, CollAlgo::kRelay, true},   // chain from 64 MiB (relay)
       {CollOp::kReduce, 3, kMaxCommRanks, 64u << 20, CollAlgo::kSplit},         // chain from 128 MiB (chain)
       {CollOp::kReduce, 3, kMaxCommRanks, 0, CollAlgo::kChain},                 // (chain)
       {CollOp::kReduce, 3, kMaxCommRanks, 16u << 20, CollAlgo::kOneShot},       // unmapped buffers: ring above (ring)
@@ -82,7 +82,7 @@ const std::vector<AlgoRule>& algorithmTable() {
       {CollOp::kBroadcast, 2, 2, 0, CollAlgo::kChain, true},            // across processes (chain)
       {CollOp::kBroadcast, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},      // split from 512 KiB (split)
       {CollOp::kBroadcast, 3, 3, 512u << 10, CollAlgo::kOneShot, true},            // across processes: relay above
-      {CollOp::kBroadcast, 3, 3, 64u << 20, CollAlgo::kRelay, true},               // chain from 128 MiB (relay)
+      {CollOp::kBroadcast, 3, 3, 32u << 20, CollAlgo::kRelay, true},               // chain from 64 MiB (relay)
       {CollOp::kBroadcast, 4, kMaxCommRanks, 1u << 20, CollAlgo::kOneShot, true},  // across processes: relay above
       {CollOp::kBroadcast, 4, kMaxCommRanks, 64u << 20, CollAlgo::kRelay, true},   // chain from 128 MiB (relay)
       {CollOp::kBroadcast, 3, kMaxCommRanks, 128u << 20, CollAlgo::kSplit},        // chain from 256 MiB (chain)

@@ -256,10 +256,10 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
         std::size_t relayAbove = 0, chainAbove = 0;
         if (op == CollOp::kBroadcast) {
           relayAbove = ranks == 2 ? 32u << 20 : ranks == 3 ? 512u << 10 : 1u << 20;
-          chainAbove = ranks == 2 ? 32u << 20 : 64u << 20;
+          chainAbove = ranks <= 3 ? 32u << 20 : 64u << 20;
         } else if (op == CollOp::kReduce) {
-          relayAbove = ranks == 2 ? 64u << 20 : ranks == 3 ? 512u << 10 : 1u << 20;
-          chainAbove = 64u << 20;
+          relayAbove = ranks == 2 ? 32u << 20 : ranks == 3 ? 512u << 10 : 1u << 20;
+          chainAbove = 32u << 20;
         }
         const bool chain = chainAbove && bytes > chainAbove;
         const bool relay = relayAbove && bytes > relayAbove && !chain;
@@ -292,13 +292,16 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 256u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
   EXPECT_EQ(across(CollOp::kReduce, 1u << 20, 4), CollAlgo::kOneShot);
   EXPECT_EQ(across(CollOp::kReduce, (1u << 20) + 4, 4), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kReduce, 64u << 20, 4), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kReduce, (64u << 20) + 4, 4), CollAlgo::kChain);
-  EXPECT_EQ(across(CollOp::kReduce, 64u << 20, 3), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kReduce, (64u << 20) + 4, 3), CollAlgo::kChain);
+  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 4), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 4), CollAlgo::kChain);
+  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 3), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 3), CollAlgo::kChain);
+  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 2), CollAlgo::kOneShot);
+  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 2), CollAlgo::kChain);
   EXPECT_EQ(across(CollOp::kBroadcast, 512u << 10, 3), CollAlgo::kOneShot);
   EXPECT_EQ(across(CollOp::kBroadcast, (512u << 10) + 4, 3), CollAlgo::kRelay);
   EXPECT_EQ(across(CollOp::kBroadcast, 32u << 20, 3), CollAlgo::kRelay);
+  EXPECT_EQ(across(CollOp::kBroadcast, (32u << 20) + 4, 3), CollAlgo::kChain);
   EXPECT_EQ(across(CollOp::kBroadcast, 64u << 20, 4), CollAlgo::kRelay);
   EXPECT_EQ(across(CollOp::kBroadcast, (64u << 20) + 4, 4), CollAlgo::kChain);
   // In one process the relay rows do not apply: split takes a 16 MiB reduce on 4 GPUs.
