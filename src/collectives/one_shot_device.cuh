@@ -80,8 +80,8 @@ __device__ __forceinline__ std::uint32_t* flagOf(const OneShotArgs& a, int owner
 // Block b of this rank meets block b of every peer: it raises `value` in their flags and waits
 // for theirs. In the pull and chain kernels block b reads and writes only what block b of each
 // rank is responsible for, so a per-block meeting covers exactly the memory in question.
-// What the block stored into peers' memory before it lands before a peer that sees the flag
-// goes on (publish).
+// Whatever the block stored into peers' memory before the meeting has landed once a peer sees
+// its flag (publish).
 __device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t value, bool& failed) {
   __syncthreads();  // this block's loads and stores are done before it tells anyone
   const int t = threadIdx.x;
