@@ -290,20 +290,24 @@ TEST(CollectiveAlgo, AcrossProcessesOnlyTheScratchAlgorithmsAreTaken) {
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 4u << 20, 4, true, "").value(), CollAlgo::kSplit);
   EXPECT_EQ(across(CollOp::kBroadcast, 256u << 20, 2), CollAlgo::kChain);
   EXPECT_EQ(chooseAlgorithm(CollOp::kBroadcast, 256u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
-  EXPECT_EQ(across(CollOp::kReduce, 1u << 20, 4), CollAlgo::kOneShot);
-  EXPECT_EQ(across(CollOp::kReduce, (1u << 20) + 4, 4), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 4), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 4), CollAlgo::kChain);
-  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 3), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 3), CollAlgo::kChain);
-  EXPECT_EQ(across(CollOp::kReduce, 32u << 20, 2), CollAlgo::kOneShot);
-  EXPECT_EQ(across(CollOp::kReduce, (32u << 20) + 4, 2), CollAlgo::kChain);
-  EXPECT_EQ(across(CollOp::kBroadcast, 512u << 10, 3), CollAlgo::kOneShot);
-  EXPECT_EQ(across(CollOp::kBroadcast, (512u << 10) + 4, 3), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kBroadcast, 32u << 20, 3), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kBroadcast, (32u << 20) + 4, 3), CollAlgo::kChain);
-  EXPECT_EQ(across(CollOp::kBroadcast, 64u << 20, 4), CollAlgo::kRelay);
-  EXPECT_EQ(across(CollOp::kBroadcast, (64u << 20) + 4, 4), CollAlgo::kChain);
+  // Each row's last size across processes, and 4 bytes more.
+  struct Edge {
+    CollOp op;
+    int ranks;
+    std::size_t last;
+    CollAlgo upTo, above;
+  };
+  for (const Edge& e : {Edge{CollOp::kReduce, 4, 1u << 20, CollAlgo::kOneShot, CollAlgo::kRelay},
+                        Edge{CollOp::kReduce, 4, 32u << 20, CollAlgo::kRelay, CollAlgo::kChain},
+                        Edge{CollOp::kReduce, 3, 32u << 20, CollAlgo::kRelay, CollAlgo::kChain},
+                        Edge{CollOp::kReduce, 2, 32u << 20, CollAlgo::kOneShot, CollAlgo::kChain},
+                        Edge{CollOp::kBroadcast, 3, 512u << 10, CollAlgo::kOneShot, CollAlgo::kRelay},
+                        Edge{CollOp::kBroadcast, 3, 32u << 20, CollAlgo::kRelay, CollAlgo::kChain},
+                        Edge{CollOp::kBroadcast, 4, 64u << 20, CollAlgo::kRelay, CollAlgo::kChain}}) {
+    EXPECT_EQ(across(e.op, e.last, e.ranks), e.upTo) << collOpName(e.op) << " of " << e.last << " on " << e.ranks;
+    EXPECT_EQ(across(e.op, e.last + 4, e.ranks), e.above)
+        << collOpName(e.op) << " above " << e.last << " on " << e.ranks;
+  }
   // In one process the relay rows do not apply: split takes a 16 MiB reduce on 4 GPUs.
   EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 16u << 20, 4, true, "").value(), CollAlgo::kSplit);
 }
