@@ -187,8 +187,8 @@ __global__ void __launch_bounds__(kChainThreads) chainStaged(OneShotArgs a) {
     __syncthreads();  // this step's loads are done and its stores issued
     if (threadIdx.x == 0) {
       // The step's stores into the next rank's scratch land before its flag there; the
-      // previous rank hears that this rank's loads of the position are done (nothing to publish).
-      if (!last) publish(flagOf(a, a.chainNext, a.rank), value);
+      // previous rank hears that this rank's loads of the position are done.
+      if (!last) releaseStore(flagOf(a, a.chainNext, a.rank), value);
       if (a.chainPrev >= 0) releaseStore(flagOf(a, a.chainPrev, a.rank), value);
     }
   }

@@ -81,12 +81,12 @@ __device__ __forceinline__ std::uint32_t* flagOf(const OneShotArgs& a, int owner
 // for theirs. In the pull and chain kernels block b reads and writes only what block b of each
 // rank is responsible for, so a per-block meeting covers exactly the memory in question.
 // Whatever the block stored into peers' memory before the meeting has landed once a peer sees
-// its flag (publish).
+// its flag (releaseStore).
 __device__ __forceinline__ void meetPeers(const OneShotArgs& a, std::uint32_t value, bool& failed) {
   __syncthreads();  // this block's loads and stores are done before it tells anyone
   const int t = threadIdx.x;
   if (t < a.ranks && t != a.rank) {
-    publish(flagOf(a, t, a.rank), value);
+    releaseStore(flagOf(a, t, a.rank), value);
     awaitUnlessFailed(a, flagOf(a, a.rank, t), value, t, failed);
   }
   __syncthreads();

@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
       if (t == 0) pushedSteps.store(s + 1, cuda::memory_order_release);
       // Every peer hears every step, data or not (the parity argument above); the role's
       // stores into its slots, ordered before this thread by the role barrier, land first.
-      if (t < n && t != me) publish(flagOf(a, t, me), mark + s + 1);
+      if (t < n && t != me) releaseStore(flagOf(a, t, me), mark + s + 1);
     }
   } else {
     const int t = threadIdx.x - kRoleThreads;

@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
       send<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t, relaying);
       if (cut.last && s + 1 == cut.steps) send<T, T>(a, cut.tail, a.len, parity, t, relaying);
       roleBarrier(1);
-      if (t < n && t != me && !(reducesForRoot && t == root)) publish(flagOf(a, t, me), mark + s + 1);
+      if (t < n && t != me && !(reducesForRoot && t == root)) releaseStore(flagOf(a, t, me), mark + s + 1);
     }
   } else {
     const int t = threadIdx.x - kRoleThreads;
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
       if (cut.last && s + 1 == cut.steps) receive<T, T>(a, cut.tail, a.len, parity, t);
       if (reducesForRoot) {
         roleBarrier(2);
-        if (t == 0) publish(flagOf(a, root, me), mark + s + 1);
+        if (t == 0) releaseStore(flagOf(a, root, me), mark + s + 1);
       }
     }
   }

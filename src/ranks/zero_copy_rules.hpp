@@ -37,8 +37,8 @@ struct ZeroCopySizes {
 ///   against split's 19.8 on 4 ranks; 128 MiB split 429.5 / 462.0 against the chain's 432.4 /
 ///   466.6 on 3 / 4 ranks, 256 MiB 863.8 / 963.4 against 821.0 / 863.2), reduce never (the relay
 ///   as fast or faster at 2-32 MiB: 4 ranks 2 MiB 18.0 against 24.1, 32 MiB 132.2 against 132.5;
-///   3 ranks 32 MiB 119.7 against 123.1; split 64-256 MiB 1.16-1.35x the
-///   relay's or chain's time). 2 ranks never (one-shot through the scratch as fast or faster at 256 KiB-16 MiB and
+///   3 ranks 32 MiB 119.7 against 123.1; split 64-256 MiB 1.16-1.35x the relay's or chain's
+///   time). 2 ranks never (one-shot through the scratch as fast or faster at 256 KiB-16 MiB and
 ///   above 64 MiB; bench/results/h200x4/2026-11-27-registration).
 /// 5-8 ranks, unmeasured, follow 4; all-reduce, all-gather and reduce-scatter on 3 follow 4.
 std::optional<ZeroCopySizes> zeroCopySizesFor(CollOp op, int ranks);
