@@ -14,7 +14,11 @@
 // processes) two more lines carry the sender's send and receive buffers as references into
 // the registration table, and every block reads them. A sender reuses a parity's slot two operations later, after
 // it has seen this rank's call line of the operation in between, which this rank stores only
-// after its kernel that reads the slot ended: so no line is overwritten before it is read.
+// after its kernel that reads the slot ended: so no line is overwritten before it is read. A
+// regular one-shot kernel of several pieces takes an epoch per piece but shows its call once:
+// the next kernel's line may fall on the same parity. The sender starts that kernel only after
+// it received this rank's pieces after the first, which this rank's block 0 sends only after
+// its finishers, the thread that reads the line among them, are done with the first.
 
 #include <cstdint>
 

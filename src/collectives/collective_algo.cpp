@@ -49,14 +49,12 @@ const std::vector<AlgoRule>& algorithmTable() {
   // `true` serve ranks in other processes only, where one-shot, the relay and the chain all go
   // through the scratch (crossovers: the one-shot and relay rows' across-process figures).
   static const std::vector<AlgoRule> kTable = {
-      {CollOp::kAllReduce, 2, 2, 16u << 20, CollAlgo::kOneShot},  // split from 32 MiB (one-shot)
-      {CollOp::kAllReduce, 2, 2, 64u << 20, CollAlgo::kSplit},    // copy engines above, level at 128 MiB (split)
-      {CollOp::kAllReduce, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},      // two-shot from 512 KiB (two-shot)
-      {CollOp::kAllReduce, 3, kMaxCommRanks, 1u << 20, CollAlgo::kTwoShot},        // split from 2 MiB (split)
-      {CollOp::kAllReduce, 3, kMaxCommRanks, 8u << 20, CollAlgo::kSplit},          // two-shot from 16 MiB (two-shot)
-      {CollOp::kAllReduce, 3, kMaxCommRanks, 0, CollAlgo::kTwoShot},               // 2(n-1)/n per port (two-shot)
-      {CollOp::kReduceScatter, 2, 2, 64u << 20, CollAlgo::kOneShot},               // pull from 128 MiB (one-shot)
-      {CollOp::kReduceScatter, 2, 2, 128u << 20, CollAlgo::kPull},                 // copy engines from 256 MiB (pull)
+      {CollOp::kAllReduce, 2, 2, 0, CollAlgo::kOneShot},  // split and copy engines slower at every size (one-shot)
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 256u << 10, CollAlgo::kOneShot},  // two-shot from 512 KiB (two-shot)
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 1u << 20, CollAlgo::kTwoShot},    // split from 2 MiB (split)
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 8u << 20, CollAlgo::kSplit},      // two-shot from 16 MiB (two-shot)
+      {CollOp::kAllReduce, 3, kMaxCommRanks, 0, CollAlgo::kTwoShot},           // 2(n-1)/n per port (two-shot)
+      {CollOp::kReduceScatter, 2, 2, 0, CollAlgo::kOneShot},  // pull and copy engines slower at every size (one-shot)
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 256u << 20, CollAlgo::kOneShot},  // split above (one-shot)
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kSplit},             // (split)
       {CollOp::kReduceScatter, 3, kMaxCommRanks, 0, CollAlgo::kOneShot},           // where split cannot serve
@@ -138,8 +136,9 @@ Result<CollAlgo> chooseAlgorithm(CollOp op, std::size_t bytes, int ranks, bool p
     // each rank's input into its peers' scratch for the reducing operations (their copying
     // ones write the receivers' buffers, which no rank can reach), but only where asked: with
     // the default slots their chunks are a quarter of one-shot's pieces, and on 2x H200 a
-    // 256 MiB all-reduce took 1,027 us in graphs against one-shot's 855 (with 64 MiB slots
-    // 824 against 863: docs/collectives.md).
+    // 256 MiB all-reduce took 1,027 us in graphs (with 64 MiB slots 824) against the one-shot
+    // kernel's 769.4, which carries all of a message's pieces in one kernel
+    // (docs/multi-process.md).
     auto kernelThroughScratch = [&](CollAlgo algo) {
       return (algo == CollAlgo::kOneShot || algo == CollAlgo::kTwoShot || algo == CollAlgo::kChain ||
               algo == CollAlgo::kRelay) &&

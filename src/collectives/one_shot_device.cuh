@@ -45,10 +45,23 @@ __device__ __forceinline__ std::uint32_t beginOperation(const OneShotArgs& a) {
 
 // The block's share of the counter, after all its threads have read it (the barrier). The
 // result is unused, so the add compiles to a reduction: no round trip, no fence.
-__device__ __forceinline__ void endOperation(const OneShotArgs& a) {
+//
+// A kernel that carries `operations` operations (the regular one-shot variant's pieces, one
+// epoch each) advances the counter by that many strides. Block 0 cannot add its share of
+// them up front: a block of the same kernel that starts after block 0 ended would then read a
+// later epoch. So every block adds one, and the block that finds the others' ones there adds
+// the rest; until then the counter stays within the first stride. That add needs the old
+// value back (a round trip), once per kernel of at least two slots of data.
+__device__ __forceinline__ void endOperation(const OneShotArgs& a, std::uint32_t operations = 1) {
   __syncthreads();
   if (threadIdx.x != 0) return;
-  atomicAdd(a.opCounter, blockIdx.x == 0 ? kEpochStride - (gridDim.x - 1) : 1ull);
+  if (operations == 1) {
+    atomicAdd(a.opCounter, blockIdx.x == 0 ? kEpochStride - (gridDim.x - 1) : 1ull);
+    return;
+  }
+  // The counter is a whole number of strides between operations (each adds whole strides).
+  const unsigned long long before = atomicAdd(a.opCounter, 1ull);
+  if ((before + 1) % kEpochStride == gridDim.x) atomicAdd(a.opCounter, operations * kEpochStride - gridDim.x);
 }
 
 // Flags in peer memory ([block][sender] words per rank) hold epoch x kFlagStride + step: they
@@ -153,26 +166,33 @@ __device__ __forceinline__ void copyUnits(U* dst, const U* src, std::size_t b, s
 
 // How the regular variant cuts a piece of `len` elements per chunk: each block owns the same
 // 16-byte units [b16, e16) of every chunk on every rank, so that its flags cover exactly the
-// data it reads, in steps of stepUnits; the last block also takes the elements from `tail`
-// (after the last whole unit). Ranks whose buffers differ in alignment move vectors or single
+// data it reads, in steps of stepUnits; one block also takes the elements from `tail` (after
+// the last whole unit). Ranks whose buffers differ in alignment move vectors or single
 // elements, and cut alike in units all the same.
+//
+// The blocks' shares are those of a piece of `cutLen` elements, clipped to `len`: the pieces of
+// one kernel, the last one shorter, then give each block the same place in every piece's slot,
+// and the tail falls where the block that takes it owns the slot. A block reuses a slot only
+// after its own counterparts on the peers read it (the one-shot kernel's pieces); shares cut
+// anew for a shorter piece overwrote units another block of the receiver had yet to read.
 struct RegularCut {
   std::size_t b16 = 0, e16 = 0, stepUnits = 1, tail = 0;
   std::uint32_t steps = 1;
-  bool last = false;
+  bool takesTail = false;
   __device__ std::size_t stepBegin(std::uint32_t s) const { return b16 + s * stepUnits; }
   __device__ std::size_t stepEnd(std::uint32_t s) const { return min(e16, stepBegin(s) + stepUnits); }
 };
 
 template <class T>
-__device__ __forceinline__ RegularCut cutRegular(const OneShotArgs& a) {
+__device__ __forceinline__ RegularCut cutRegular(const OneShotArgs& a, std::size_t len, std::size_t cutLen) {
   constexpr std::size_t kUnitElements = 16 / sizeof(T);
-  const std::size_t units = a.len / kUnitElements;
-  const std::size_t per = (units + gridDim.x - 1) / gridDim.x;
+  const std::size_t units = len / kUnitElements;
+  const std::size_t per = (cutLen / kUnitElements + gridDim.x - 1) / gridDim.x;
   RegularCut c;
   c.b16 = min(units, blockIdx.x * per);
   c.e16 = min(units, c.b16 + per);
-  c.last = blockIdx.x == gridDim.x - 1;
+  const std::size_t lastBlock = gridDim.x - 1;
+  c.takesTail = blockIdx.x == (per ? min(units / per, lastBlock) : lastBlock);
   c.tail = units * kUnitElements;
   // Steps stay below kFlagStride, the flags' room per operation.
   c.stepUnits = std::max<std::size_t>({a.stepBytes / 16, 1, (per + kFlagStride - 1) / kFlagStride});
@@ -217,14 +237,15 @@ cudaError_t launchOneShotKernel(void (*kernel)(OneShotArgs), const OneShotArgs& 
 namespace oneshot {
 
 // Launches a regular-variant kernel (one-shot or relay) for elements of T: a block per 4 KiB of
-// a chunk (medium messages finish sooner spread wide), up to one per SM of a 132-SM GPU unless
+// a chunk's piece (medium messages finish sooner spread wide), up to one per SM of a 132-SM GPU unless
 // a.maxBlocks says otherwise; `vectors` (16-byte units) where every chunk of input, output and
 // the slots lies on a 16-byte boundary, else `elements`; `defaultStep` where a.stepBytes is 0.
 template <class T>
 cudaError_t launchRegular(void (*vectors)(OneShotArgs), void (*elements)(OneShotArgs), const OneShotArgs& a,
                           std::size_t defaultStep, cudaStream_t stream) {
   const int most = a.maxBlocks > 0 ? std::min(a.maxBlocks, kMaxOneShotBlocks) : 132;
-  const int blocks = static_cast<int>(std::clamp<std::size_t>(a.len * sizeof(T) / 4096, 1, most));
+  const std::size_t piece = a.pieceLen ? std::min(a.len, a.pieceLen) : a.len;
+  const int blocks = static_cast<int>(std::clamp<std::size_t>(piece * sizeof(T) / 4096, 1, most));
   OneShotArgs args = a;
   if (args.stepBytes == 0) args.stepBytes = defaultStep;
   auto aligned16 = [](const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; };

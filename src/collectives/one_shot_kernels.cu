@@ -18,21 +18,40 @@ using namespace oneshot;
 // Default data per block and step.
 constexpr std::size_t kDefaultStepBytes = 32u << 10;
 
+// A slot's worth of every chunk: elements [offset, offset + len). The regular variant carries
+// a message longer than a slot as several pieces in one kernel, each through the slots of its
+// own epoch's parity (OneShotArgs::pieceLen).
+struct Piece {
+  std::size_t offset = 0, len = 0;
+};
+
+// U of chunk q's input and output from the piece's first element on. A piece begins a whole
+// number of slots into the chunk, and slots are multiples of 256 bytes: whole units.
+template <class T, class U>
+__device__ __forceinline__ const U* pieceIn(const OneShotArgs& a, int q, const Piece& p) {
+  return inChunk<T, U>(a, q) + p.offset * sizeof(T) / sizeof(U);
+}
+template <class T, class U>
+__device__ __forceinline__ U* pieceOut(const OneShotArgs& a, int q, const Piece& p) {
+  return outChunk<T, U>(a, q) + p.offset * sizeof(T) / sizeof(U);
+}
+
 // Units [b, e) of every chunk this rank sends, into each receiver's slot for this rank.
 template <class T, class U>
-__device__ void push(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
+__device__ void push(const OneShotArgs& a, const Piece& p, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
   // Staggered (rank+1, rank+2, ...): every rank starting with rank 0 would crowd its inbound
   // port while the others idle.
   for (int k = 1; k < a.ranks; ++k) {
     const int d = (a.rank + k) % a.ranks;
     if (!dataFlows(a, a.rank, d)) continue;
-    copyUnits(reinterpret_cast<U*>(slot<T>(a, d, parity, a.rank)), inChunk<T, U>(a, chunkFor(a, d)), b, e, t);
+    copyUnits(reinterpret_cast<U*>(slot<T>(a, d, parity, a.rank)), pieceIn<T, U>(a, chunkFor(a, d), p), b, e, t);
   }
 }
 
 // Units [b, e) of this rank's output, from its input and the slots filled by its peers.
 template <class T, class U>
-__device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::uint32_t parity, int t) {
+__device__ void finish(const OneShotArgs& a, const Piece& p, std::size_t b, std::size_t e, std::uint32_t parity,
+                       int t) {
   const int me = a.rank, n = a.ranks;
   auto peer = [&](int r) { return reinterpret_cast<const U*>(slot<T>(a, me, parity, r)); };
   switch (a.op) {
@@ -40,16 +59,16 @@ __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::
     case CollOp::kReduceScatter:
     case CollOp::kReduce: {
       if (a.op == CollOp::kReduce && me != a.root) return;
-      const U* own = inChunk<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0);
+      const U* own = pieceIn<T, U>(a, a.op == CollOp::kReduceScatter ? me : 0, p);
       auto source = [&](int r) { return r == me ? own : peer(r); };
-      reduceStrided<T, U, kRoleThreads, kRoleCopyDepth>(a.redop, n, source, outChunk<T, U>(a, 0), b + t, e);
+      reduceStrided<T, U, kRoleThreads, kRoleCopyDepth>(a.redop, n, source, pieceOut<T, U>(a, 0, p), b + t, e);
       return;
     }
     case CollOp::kAllGather:
     case CollOp::kAllToAll: {
-      const U* own = inChunk<T, U>(a, a.op == CollOp::kAllToAll ? me : 0);
+      const U* own = pieceIn<T, U>(a, a.op == CollOp::kAllToAll ? me : 0, p);
       for (int r = 0; r < n; ++r) {
-        U* out = outChunk<T, U>(a, r);
+        U* out = pieceOut<T, U>(a, r, p);
         const U* src = r == me ? own : peer(r);
         if (src != out) copyUnits(out, src, b, e, t);  // in place: already there
       }
@@ -58,12 +77,23 @@ __device__ void finish(const OneShotArgs& a, std::size_t b, std::size_t e, std::
     case CollOp::kBroadcast:
     case CollOp::kSendRecv: {
       const int from = a.op == CollOp::kBroadcast ? a.root : (me + n - 1) % n;
-      const U* src = from == me ? inChunk<T, U>(a, 0) : peer(from);
-      U* out = outChunk<T, U>(a, 0);
+      const U* src = from == me ? pieceIn<T, U>(a, 0, p) : peer(from);
+      U* out = pieceOut<T, U>(a, 0, p);
       if (src != out) copyUnits(out, src, b, e, t);
       return;
     }
   }
+}
+
+// Piece k of this kernel's message.
+__device__ __forceinline__ Piece pieceAt(const OneShotArgs& a, std::uint32_t k) {
+  if (a.pieceLen == 0) return {0, a.len};
+  const std::size_t offset = k * a.pieceLen;
+  return {offset, min(a.pieceLen, a.len - offset)};
+}
+
+__device__ __forceinline__ std::uint32_t piecesOf(const OneShotArgs& a) {
+  return a.pieceLen == 0 ? 1 : static_cast<std::uint32_t>((a.len + a.pieceLen - 1) / a.pieceLen);
 }
 
 template <class T, bool kVectors>
@@ -71,54 +101,83 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
   static_assert(16 % sizeof(T) == 0, "a 16-byte unit holds whole elements");
   using U = std::conditional_t<kVectors, uint4, T>;
   constexpr std::size_t kScale = 16 / sizeof(U);  // U per 16-byte unit
-  const std::uint32_t epoch = beginOperation(a);
-  announceCall(a, epoch);
-  // Scratch alternates between two parities. A rank starts operation k+2 (same parity as k)
-  // only after it received every step of k+1 from every peer, and a peer sends k+1 only after
-  // finishing k: so nobody still reads the slots being overwritten.
-  const std::uint32_t parity = epoch & 1;
-  const RegularCut cut = cutRegular<T>(a);
-  const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
+  const std::uint32_t first = beginOperation(a);
+  announceCall(a, first);
+  const std::uint32_t pieces = piecesOf(a);
   const int me = a.rank, n = a.ranks;
-  // Steps whose input this block's pushers have read. The in-place finisher overwrites that
-  // input, so it reads the count with acquire after the pushers' thread 0 stored it with release
-  // (their reads ordered before the store by their role barrier): no __syncthreads between roles.
-  __shared__ std::uint32_t pushed;
-  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> pushedSteps(pushed);
+  // Scratch alternates between two parities, one per epoch. A rank starts operation k+2 (same
+  // parity as k) only after it received every step of k+1 from every peer, and a peer sends
+  // k+1 only after finishing k: so nobody still reads the slots being overwritten. Piece k of
+  // this kernel is operation first + k. Between kernels the kernel boundary makes a rank finish
+  // k before it sends k+1; between the pieces of one kernel, a block's pushers wait until its
+  // finishers are done with the previous piece (`finishedPieces`): block b of every rank covers
+  // the same units of a piece, so block b's own order stands for that of the whole rank.
+  //
+  // Steps whose input this block's pushers have read, counted across pieces. The in-place
+  // finisher overwrites that input, so it reads the count with acquire after the pushers' thread
+  // 0 stored it with release (their reads ordered before the store by their role barrier): no
+  // __syncthreads between roles. `finishedPieces` is the same in the other direction.
+  __shared__ std::uint32_t pushed, finishedPieces;
+  cuda::atomic_ref<std::uint32_t, cuda::thread_scope_block> pushedSteps(pushed), finished(finishedPieces);
   __shared__ bool failed;  // a peer timed out: stop waiting for it step after step
   if (threadIdx.x == 0) {
     pushed = 0;
+    finishedPieces = 0;
     failed = false;
   }
   __syncthreads();
   if (threadIdx.x < kRoleThreads) {
     const int t = threadIdx.x;
-    for (std::uint32_t s = 0; s < cut.steps; ++s) {
-      push<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
-      if (cut.last && s + 1 == cut.steps) push<T, T>(a, cut.tail, a.len, parity, t);
-      roleBarrier(1);
-      if (t == 0) pushedSteps.store(s + 1, cuda::memory_order_release);
-      // Every peer hears every step, data or not (the parity argument above); the role's
-      // stores into its slots, ordered before this thread by the role barrier, land first.
-      if (t < n && t != me) releaseStore(flagOf(a, t, me), mark + s + 1);
+    std::uint32_t before = 0;  // steps of the earlier pieces
+    for (std::uint32_t k = 0; k < pieces; ++k) {
+      const Piece p = pieceAt(a, k);
+      const RegularCut cut = cutRegular<T>(a, p.len, a.pieceLen ? a.pieceLen : a.len);
+      const std::uint32_t epoch = first + k, parity = epoch & 1, mark = epoch * kFlagStride;  // + s + 1 after step s
+      if (k > 0) {
+        if (t == 0)
+          while (finished.load(cuda::memory_order_acquire) < k) {
+          }
+        roleBarrier(1);
+      }
+      for (std::uint32_t s = 0; s < cut.steps; ++s) {
+        push<T, U>(a, p, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
+        if (cut.takesTail && s + 1 == cut.steps) push<T, T>(a, p, cut.tail, p.len, parity, t);
+        roleBarrier(1);
+        if (t == 0) pushedSteps.store(before + s + 1, cuda::memory_order_release);
+        // Every peer hears every step, data or not (the parity argument above); the role's
+        // stores into its slots, ordered before this thread by the role barrier, land first.
+        if (t < n && t != me) releaseStore(flagOf(a, t, me), mark + s + 1);
+      }
+      before += cut.steps;
     }
   } else {
     const int t = threadIdx.x - kRoleThreads;
-    if (t < n && t != me) checkCall(a, epoch, t);
-    for (std::uint32_t s = 0; s < cut.steps; ++s) {
-      if (t == me) {
-        // In place, this step's output overwrites the input the pushers read.
-        while (pushedSteps.load(cuda::memory_order_acquire) <= s) {
+    if (t < n && t != me) checkCall(a, first, t);
+    std::uint32_t before = 0;
+    for (std::uint32_t k = 0; k < pieces; ++k) {
+      const Piece p = pieceAt(a, k);
+      const RegularCut cut = cutRegular<T>(a, p.len, a.pieceLen ? a.pieceLen : a.len);
+      const std::uint32_t epoch = first + k, parity = epoch & 1, mark = epoch * kFlagStride;
+      for (std::uint32_t s = 0; s < cut.steps; ++s) {
+        if (t == me) {
+          // In place, this step's output overwrites the input the pushers read.
+          while (pushedSteps.load(cuda::memory_order_acquire) <= before + s) {
+          }
+        } else if (t < n) {
+          awaitUnlessFailed(a, flagOf(a, me, t), mark + s + 1, t, failed);
         }
-      } else if (t < n) {
-        awaitUnlessFailed(a, flagOf(a, me, t), mark + s + 1, t, failed);
+        roleBarrier(2);
+        finish<T, U>(a, p, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
+        if (cut.takesTail && s + 1 == cut.steps) finish<T, T>(a, p, cut.tail, p.len, parity, t);
       }
-      roleBarrier(2);
-      finish<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
-      if (cut.last && s + 1 == cut.steps) finish<T, T>(a, cut.tail, a.len, parity, t);
+      before += cut.steps;
+      if (k + 1 < pieces) {
+        roleBarrier(2);  // every finisher's reads of this piece's slots are done
+        if (t == 0) finished.store(k + 1, cuda::memory_order_release);
+      }
     }
   }
-  endOperation(a);
+  endOperation(a, pieces);
 }
 
 bool aligned8(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 7) == 0; }

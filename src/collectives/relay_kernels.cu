@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
   // step from every peer, so a slot is overwritten two operations later only after its reader
   // finished with it.
   const std::uint32_t parity = epoch & 1;
-  const RegularCut cut = cutRegular<T>(a);
+  const RegularCut cut = cutRegular<T>(a, a.len, a.len);
   const std::uint32_t mark = epoch * kFlagStride;  // + s + 1 after step s
   const int me = a.rank, n = a.ranks, root = a.root;
   const bool relaying = a.op == CollOp::kBroadcast && me != root;
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
         roleBarrier(1);
       }
       send<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t, relaying);
-      if (cut.last && s + 1 == cut.steps) send<T, T>(a, cut.tail, a.len, parity, t, relaying);
+      if (cut.takesTail && s + 1 == cut.steps) send<T, T>(a, cut.tail, a.len, parity, t, relaying);
       roleBarrier(1);
       if (t < n && t != me && !(reducesForRoot && t == root)) releaseStore(flagOf(a, t, me), mark + s + 1);
     }
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kThreads) relay(OneShotArgs a) {
       if (t < n && t != me) awaitUnlessFailed(a, flagOf(a, me, t), mark + s + 1, t, failed);
       roleBarrier(2);
       receive<T, U>(a, cut.stepBegin(s) * kScale, cut.stepEnd(s) * kScale, parity, t);
-      if (cut.last && s + 1 == cut.steps) receive<T, T>(a, cut.tail, a.len, parity, t);
+      if (cut.takesTail && s + 1 == cut.steps) receive<T, T>(a, cut.tail, a.len, parity, t);
       if (reducesForRoot) {
         roleBarrier(2);
         if (t == 0) releaseStore(flagOf(a, root, me), mark + s + 1);

@@ -23,11 +23,13 @@ struct ZeroCopySizes {
 /// faster at every size (and for alltoall and send/recv). Measured on 2-4 H200 in graphs,
 /// both ways in one run against NCCL 2.28.3:
 /// * all-reduce, all-gather, reduce-scatter, 256 KiB to 256 MiB
-///   (bench/results/h200x4/2026-11-27-multi-process, p*-graph and p*-graph-registered):
-///   2 ranks, all-reduce from 64 MiB (256 MiB: 797 us against 856, NCCL 896; 32 MiB 108 against
-///   107), all-gather from 32 MiB per rank (64 MiB in all 103 against 106; 256 MiB 379 against
-///   425), reduce-scatter from 64 MiB per rank (128 MiB in all 212 against 216, 256 MiB 414
-///   against 432); 4 ranks, all-gather from 4 MiB per rank (16 MiB in all 46 against 49,
+///   (bench/results/h200x4/2026-11-27-multi-process, p*-graph and p*-graph-registered; 2 ranks
+///   again in bench/results/h200x2/2026-11-28-pieces-in-one-kernel, p2-*-registered):
+///   2 ranks, all-gather from 32 MiB per rank (64 MiB in all 101.6 us against 105.3, 256 MiB
+///   377.5 against 391.3), all-reduce and reduce-scatter never since the scratch path carries a
+///   message's pieces in one kernel (all-reduce of 64 / 256 MiB 205.3 / 795.7 against 201.2 /
+///   769.4, reduce-scatter of 128 / 256 MiB 211.6 / 414.4 against 202.7 / 393.5);
+///   4 ranks, all-gather from 4 MiB per rank (16 MiB in all 46 against 49,
 ///   256 MiB 582 against 688, NCCL 658), all-reduce and reduce-scatter never (all-reduce
 ///   16-256 MiB 1-11% slower, reduce-scatter 7-120%).
 /// * broadcast and reduce, 1 to 256 MiB, against the scratch path's relay in 128-byte lines and

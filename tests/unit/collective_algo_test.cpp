@@ -24,9 +24,11 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
     for (int ranks = 2; ranks <= kMaxCommRanks; ++ranks) {
       SCOPED_TRACE(::testing::Message() << collOpName(op) << " on " << ranks);
       EXPECT_EQ(chooseAlgorithm(op, 8, ranks, true, "").value(), CollAlgo::kOneShot);
-      // From 3 GPUs, a large all-reduce is a reduce-scatter and an all-gather, a reduce-scatter
-      // is split, and broadcast and reduce go down the chain kernel.
+      // 2 GPUs: the one-shot kernel reduces at every size. From 3, a large all-reduce is a
+      // reduce-scatter and an all-gather, a reduce-scatter is split, and broadcast and reduce go
+      // down the chain kernel.
       CollAlgo large = CollAlgo::kCopyEngine;
+      if (ranks == 2 && (op == CollOp::kAllReduce || op == CollOp::kReduceScatter)) large = CollAlgo::kOneShot;
       if (ranks > 2 && op == CollOp::kAllReduce) large = CollAlgo::kTwoShot;
       if (ranks > 2 && op == CollOp::kReduceScatter) large = CollAlgo::kSplit;
       if (ranks > 2 && (op == CollOp::kBroadcast || op == CollOp::kReduce)) large = CollAlgo::kChain;
@@ -62,23 +64,18 @@ TEST(CollectiveAlgo, TheTableCoversEveryOperationAndWhatTakesLargeMessages) {
               rule.algo)
         << "row " << i;
   }
-  // 2 GPUs: the one-shot kernel keeps all-reduces up to 16 MiB (128-byte lines); split takes
-  // the middle from just above, in place too; without mapped buffers the one-shot kernel keeps it.
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 1u << 20, 2, true, "").value(), CollAlgo::kOneShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 16u << 20, 2, true, "").value(), CollAlgo::kOneShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, (16u << 20) + 4, 2, true, "").value(), CollAlgo::kSplit);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "").value(), CollAlgo::kSplit);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "", algorithmTable(), false).value(),
-            CollAlgo::kSplit);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 32u << 20, 2, true, "", algorithmTable(), false, false, false).value(),
-            CollAlgo::kCopyEngine);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 64u << 20, 2, true, "").value(), CollAlgo::kOneShot);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, (64u << 20) + 8, 2, true, "").value(), CollAlgo::kPull);
-  EXPECT_EQ(chooseAlgorithm(CollOp::kAllReduce, 128u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
+  // 2 GPUs: the one-shot kernel keeps all-reduce and reduce-scatter at every size (128-byte lines
+  // to 16 MiB, then slots of pieces in one kernel), mapped buffers or not.
+  for (std::size_t bytes : {1u << 20, 16u << 20, (16u << 20) + 4, 64u << 20, 1u << 30})
+    for (CollOp op : {CollOp::kAllReduce, CollOp::kReduceScatter})
+      for (bool mapped : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << collOpName(op) << " of " << bytes << (mapped ? " mapped" : ""));
+        EXPECT_EQ(chooseAlgorithm(op, bytes, 2, true, "", algorithmTable(), true, false, mapped).value(),
+                  CollAlgo::kOneShot);
+      }
   EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 16u << 20, 2, true, "").value(), CollAlgo::kOneShot);
   EXPECT_EQ(chooseAlgorithm(CollOp::kSendRecv, 32u << 20, 2, true, "").value(), CollAlgo::kCopyEngine);
-  // Reduce-scatter and reduce keep pull on 2 GPUs in the middle.
-  EXPECT_EQ(chooseAlgorithm(CollOp::kReduceScatter, 128u << 20, 2, true, "").value(), CollAlgo::kPull);
+  // Reduce keeps pull on 2 GPUs from 8 MiB.
   EXPECT_EQ(chooseAlgorithm(CollOp::kReduce, 64u << 20, 2, true, "").value(), CollAlgo::kPull);
   for (int ranks : {3, 4, 8}) {
     SCOPED_TRACE(ranks);
