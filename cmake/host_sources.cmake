@@ -10,8 +10,8 @@ set(GPUPEER_HOST_SOURCES
   bench/bench_pure.cpp bench/bench_render.cpp check/check_report.cpp core/fd_passing.cpp check/ipc_report.cpp
   check/pattern.cpp
   collectives/ce_chunks.cpp collectives/ce_issuer.cpp collectives/chain_plan.cpp collectives/collective_algo.cpp
-  collectives/collective_types.cpp collectives/line128_rules.cpp collectives/line_grid.cpp collectives/pull_plan.cpp
-  collectives/ring_plan.cpp collectives/tuning_variables.cpp
+  collectives/collective_types.cpp collectives/line128_rules.cpp collectives/line_grid.cpp collectives/one_shot_step_rules.cpp
+  collectives/pull_plan.cpp collectives/ring_plan.cpp collectives/tuning_variables.cpp
   core/bounded_input.cpp core/cpulist.cpp core/error_kb.cpp core/hex.cpp core/log.cpp core/host_identity.cpp core/output_file.cpp core/program_files.cpp core/random_bytes.cpp core/status.cpp
   core/sweep_progress.cpp core/terminal_text.cpp
   ranks/bootstrap.cpp ranks/call_signature.cpp ranks/fd_exchange.cpp ranks/socket_io.cpp ranks/zero_copy_rules.cpp

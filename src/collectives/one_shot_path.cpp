@@ -11,6 +11,7 @@
 #include "collectives/communicator_impl.hpp"
 #include "collectives/line128_rules.hpp"
 #include "collectives/one_shot_kernels.cuh"
+#include "collectives/one_shot_step_rules.hpp"
 #include "collectives/pull_plan.hpp"
 #include "cuda/cuda_status.hpp"
 #include "ranks/call_signature.hpp"
@@ -48,8 +49,6 @@ Status launchAll(Communicator::Impl& c, const CollRequest& q, const OneShotArgs*
   return Status::ok();
 }
 
-constexpr std::size_t kRegularStepAcrossProcesses = 16u << 10;
-
 // Rank r's arguments for elements [done, done + len) of every chunk.
 OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, std::size_t done, std::size_t len) {
   const int n = c.n();
@@ -85,12 +84,7 @@ OneShotArgs argsFor(const Communicator::Impl& c, const CollRequest& q, int r, st
   a.timeoutNs = c.timeoutNs;
   a.abortWord = c.abortWord;
   a.maxBlocks = c.options.oneShotBlocks;
-  // The regular variant's step between flags: across processes 16 KiB, which measured faster
-  // than the kernel's 32 KiB (4x H200, 4 processes, all-reduce of 64 / 256 MiB: 310.7 / 1242.7 us
-  // against 321.5 / 1282.2); in one process the kernel's (0).
-  a.stepBytes = c.options.oneShotStepBytes ? c.options.oneShotStepBytes
-                : c.allRanksLocal()        ? 0
-                                           : kRegularStepAcrossProcesses;
+  a.stepBytes = c.options.oneShotStepBytes ? c.options.oneShotStepBytes : oneShotStepBytesFor(n, !c.allRanksLocal());
   if (c.callLines) {
     const CallSignature call = callSignatureOf(q.op, q.type, q.redop, q.root, q.count);
     a.call[0] = call.word0;

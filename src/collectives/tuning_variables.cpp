@@ -105,7 +105,7 @@ const TuningVariable kVariables[] = {
      .perRankToo = true},
     {.name = "GPUPEER_ONESHOT_STEP", .option = "oneShotStepBytes",
      .doc = "the one-shot and relay kernels' step between flags above 1 MiB",
-     .bytes = &Options::oneShotStepBytes, .rule = 0, .ruleMeans = "16 KiB across processes, else the kernel's 32 KiB",
+     .bytes = &Options::oneShotStepBytes, .rule = 0, .ruleMeans = "16 KiB from 3 ranks across processes, else the kernel's 32 KiB",
      .perRankToo = true},
     {.name = "GPUPEER_LL_SLOT", .option = "lineSlotBytes",
      .doc = "each slot of the 16-byte lines; pieces up to half of it go in lines",
