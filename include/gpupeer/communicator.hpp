@@ -81,8 +81,8 @@ struct CommunicatorOptions {
   CeIssue ceIssue = CeIssue::kByRule;
   /// The one-shot kernel's most blocks (1 to 512); 0: the launch's rule.
   int oneShotBlocks = 0;
-  /// The one-shot kernel's step between flags above 1 MiB; 0: the rule's (16 KiB across
-  /// processes, else the kernel's 32 KiB; the one-shot row in docs/collectives.md).
+  /// The one-shot kernel's step between flags above 1 MiB; 0: the rule's (16 KiB from 3 ranks
+  /// across processes, else the kernel's 32 KiB: src/collectives/one_shot_step_rules.hpp).
   std::size_t oneShotStepBytes = 0;
   /// Each slot of the one-shot kernel's 16-byte lines (2 x ranks slots per GPU); pieces up to
   /// half of it go in lines. Measured on 2x H200 (the one-shot row in docs/collectives.md).

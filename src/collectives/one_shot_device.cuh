@@ -164,6 +164,13 @@ __device__ __forceinline__ void copyUnits(U* dst, const U* src, std::size_t b, s
   }
 }
 
+// The elements per chunk of each piece of a regular-variant kernel, the last one fewer
+// (OneShotArgs::pieceLen, set only below len): the grid and the blocks' shares are made for
+// this many.
+__host__ __device__ __forceinline__ std::size_t pieceElements(const OneShotArgs& a) {
+  return a.pieceLen ? a.pieceLen : a.len;
+}
+
 // How the regular variant cuts a piece of `len` elements per chunk: each block owns the same
 // 16-byte units [b16, e16) of every chunk on every rank, so that its flags cover exactly the
 // data it reads, in steps of stepUnits; one block also takes the elements from `tail` (after
@@ -244,8 +251,7 @@ template <class T>
 cudaError_t launchRegular(void (*vectors)(OneShotArgs), void (*elements)(OneShotArgs), const OneShotArgs& a,
                           std::size_t defaultStep, cudaStream_t stream) {
   const int most = a.maxBlocks > 0 ? std::min(a.maxBlocks, kMaxOneShotBlocks) : 132;
-  const std::size_t piece = a.pieceLen ? std::min(a.len, a.pieceLen) : a.len;
-  const int blocks = static_cast<int>(std::clamp<std::size_t>(piece * sizeof(T) / 4096, 1, most));
+  const int blocks = static_cast<int>(std::clamp<std::size_t>(pieceElements(a) * sizeof(T) / 4096, 1, most));
   OneShotArgs args = a;
   if (args.stepBytes == 0) args.stepBytes = defaultStep;
   auto aligned16 = [](const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0; };

@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
     std::uint32_t before = 0;  // steps of the earlier pieces
     for (std::uint32_t k = 0; k < pieces; ++k) {
       const Piece p = pieceAt(a, k);
-      const RegularCut cut = cutRegular<T>(a, p.len, a.pieceLen ? a.pieceLen : a.len);
+      const RegularCut cut = cutRegular<T>(a, p.len, pieceElements(a));
       const std::uint32_t epoch = first + k, parity = epoch & 1, mark = epoch * kFlagStride;  // + s + 1 after step s
       if (k > 0) {
         if (t == 0)
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kThreads) oneShot(OneShotArgs a) {
     std::uint32_t before = 0;
     for (std::uint32_t k = 0; k < pieces; ++k) {
       const Piece p = pieceAt(a, k);
-      const RegularCut cut = cutRegular<T>(a, p.len, a.pieceLen ? a.pieceLen : a.len);
+      const RegularCut cut = cutRegular<T>(a, p.len, pieceElements(a));
       const std::uint32_t epoch = first + k, parity = epoch & 1, mark = epoch * kFlagStride;
       for (std::uint32_t s = 0; s < cut.steps; ++s) {
         if (t == me) {

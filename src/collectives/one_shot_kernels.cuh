@@ -104,7 +104,8 @@ struct OneShotArgs {
   std::size_t stepBytes = 0;
   /// The regular one-shot variant's pieces: `len` is then the whole message per chunk, carried
   /// in pieces of pieceLen elements (a slot), each an operation (epoch) of its own through the
-  /// scratch parity of that epoch, all in one kernel. 0: one piece of `len` (at most a slot).
+  /// scratch parity of that epoch, all in one kernel; set only where it is below `len`. 0: one
+  /// piece of `len` (at most a slot).
   std::size_t pieceLen = 0;
   /// Launch with programmatic dependent launch (Hopper and later): the kernel becomes resident
   /// while the previous one on the stream finishes, and waits for it on the GPU.
